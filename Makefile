@@ -1,0 +1,68 @@
+# gpuadmit: `make run` and `make test` set up everything on a fresh Debian machine.
+# Builds are incremental in build/; Debian packages are installed when missing (as root).
+
+BUILD      ?= build
+JOBS       ?= $(shell nproc)
+LISTEN     ?= 127.0.0.1:8443
+CMAKE_ARGS ?=
+ifeq ($(CI),true)
+CMAKE_ARGS += -DGPUADMIT_WERROR=ON
+endif
+
+# Everything the build, the tests and the benchmarks use (DESIGN.md, "Dependencies").
+DEBS := cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-dev libfmt-dev \
+        libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev openssl curl \
+        python3 python3-jsonpatch python3-yaml wrk nginx-light
+
+.PHONY: all deps build test run bench certs deploy clean help
+
+all: build
+
+help:
+	@echo "make run     build and start gpuadmit on https://$(LISTEN) (dev certs, example policy, demo cluster)"
+	@echo "make test    build and run every test"
+	@echo "make bench   micro-benchmarks and the HTTPS load comparison with nginx"
+	@echo "make certs   dev CA and serving certificate in certs/dev/"
+	@echo "make deploy  kubectl apply -k manifests/"
+
+deps:
+	@missing=$$(for p in $(DEBS); do \
+	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" -ne 0 ]; then \
+	    echo "gpuadmit needs these Debian packages: $$missing"; \
+	    echo "run as root, or first: sudo apt-get install -y $$missing"; exit 1; \
+	  fi; \
+	  echo "installing Debian packages: $$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    --no-install-recommends $$missing >/dev/null || exit 1; \
+	fi
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) $(CMAKE_ARGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	@if [ -n "$(CMAKE_ARGS)" ]; then cmake -S . -B $(BUILD) $(CMAKE_ARGS) >/dev/null; fi
+	cmake --build $(BUILD) -j$(JOBS)
+
+test: build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+certs: deps
+	certs/gen-certs.sh --out certs/dev
+
+run: build certs
+	$(BUILD)/gpuadmit serve --policy manifests/examples/policy.yaml \
+	  --cluster manifests/examples/demo-cluster.json \
+	  --tls-cert certs/dev/tls.crt --tls-key certs/dev/tls.key --listen $(LISTEN)
+
+bench: build
+	$(BUILD)/bench/gpuadmit_bench
+	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit
+
+deploy:
+	kubectl apply -k manifests/
+
+clean:
+	rm -rf $(BUILD)

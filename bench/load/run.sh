@@ -1,0 +1,508 @@
+#!/usr/bin/env bash
+# HTTPS load benchmark for gpuadmit, measured against nginx answering a fixed
+# AdmissionReview over the same TLS setup (the transport ceiling).
+# Run with --help for the options.
+set -euo pipefail
+
+SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd -- "$SCRIPT_DIR/../.." && pwd)
+
+usage() {
+  cat <<'EOF'
+Usage: bench/load/run.sh [options]
+
+POSTs a real ~3.4 KB pod AdmissionReview (bench/fixtures/pod-review-3k.json)
+over TLS keep-alive with wrk, at each concurrency, against
+  gpuadmit  the gpuadmit server (started here, or --target-url), and
+  nginx     nginx answering a fixed AdmissionReview over TLS (transport ceiling),
+interleaved per concurrency (nginx, then gpuadmit), with a warm-up before each
+measured point. Prints req/s, p50/p99/max latency and errors for both and the
+gpuadmit/nginx ratios; the raw JSON lines go to a results file.
+
+Everything listens on 127.0.0.1 on free ports, in a temporary directory that is
+removed on exit together with every process started here.
+
+Options:
+  --duration S          seconds per measured point (default 10)
+  --quick               3 s per measured point
+  --warmup S            warm-up seconds before each point, 0 = none (default 1)
+  --conc "LIST"         concurrencies (default "1 8 64 256")
+  --only nginx|gpuadmit run one server only
+  --gpuadmit PATH       gpuadmit binary (default build/gpuadmit)
+  --gpuadmit-arg ARG    extra argument for `gpuadmit serve` (repeatable)
+  --policy FILE         default manifests/examples/policy.yaml
+  --cluster FILE        default manifests/examples/demo-cluster.json
+  --target-url URL      measure an already running gpuadmit instead of starting
+                        one (https://HOST:PORT or https://HOST:PORT/mutate)
+  --body FILE           request body (default bench/fixtures/pod-review-3k.json)
+  --nginx PATH          nginx binary (default /usr/sbin/nginx)
+  --server-cpus LIST    pin the servers with taskset -c LIST (default: no pinning)
+  --client-cpus LIST    pin wrk with taskset -c LIST (default: no pinning)
+  --out FILE            write the raw JSON lines here (default: a new file in
+                        bench/results/, whose path is printed)
+  --strict-status       count every non-2xx answer exactly (a wrk Lua response()
+                        hook; costs the client ~10-15% throughput); default:
+                        wrk's own counter of answers with status >= 400
+  --keep-tmp            keep the temporary directory (logs, certs, nginx.conf)
+  -h, --help            this help
+
+wrk runs with -t min(c,2) -c c --latency --timeout 2s.
+errors = connect + read + write + timeout socket errors + HTTP errors
+(status >= 400, or any non-2xx with --strict-status).
+Exit status: 0 done, 1 a run failed (server did not start, wrong answer,
+server died), 2 bad usage or a missing tool/file.
+EOF
+}
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+usage_error() { echo "run.sh: $*" >&2; echo "Try 'bench/load/run.sh --help'." >&2; exit 2; }
+
+# Absolute path for a user-supplied path (relative to the caller's directory).
+abspath() {
+  case $1 in
+    /*) printf '%s\n' "$1" ;;
+    *) printf '%s\n' "$PWD/$1" ;;
+  esac
+}
+
+duration=10
+warmup=1
+concs="1 8 64 256"
+only=""
+gpuadmit_bin="$REPO_ROOT/build/gpuadmit"
+gpuadmit_args=()
+policy="$REPO_ROOT/manifests/examples/policy.yaml"
+cluster="$REPO_ROOT/manifests/examples/demo-cluster.json"
+target_url=""
+body="$REPO_ROOT/bench/fixtures/pod-review-3k.json"
+nginx_response="$REPO_ROOT/bench/fixtures/nginx-response.json"
+nginx_bin=/usr/sbin/nginx
+server_cpus=""
+client_cpus=""
+out=""
+keep_tmp=0
+strict=0
+lua="$SCRIPT_DIR/admission.lua"
+
+need_arg() { [[ $# -ge 2 ]] || usage_error "$1 needs a value"; }
+
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --duration) need_arg "$@"; duration=$2; shift 2 ;;
+    --quick) duration=3; shift ;;
+    --warmup) need_arg "$@"; warmup=$2; shift 2 ;;
+    --conc) need_arg "$@"; concs=$2; shift 2 ;;
+    --only) need_arg "$@"; only=$2; shift 2 ;;
+    --gpuadmit) need_arg "$@"; gpuadmit_bin=$(abspath "$2"); shift 2 ;;
+    --gpuadmit-arg) need_arg "$@"; gpuadmit_args+=("$2"); shift 2 ;;
+    --policy) need_arg "$@"; policy=$(abspath "$2"); shift 2 ;;
+    --cluster) need_arg "$@"; cluster=$(abspath "$2"); shift 2 ;;
+    --target-url) need_arg "$@"; target_url=$2; shift 2 ;;
+    --body) need_arg "$@"; body=$(abspath "$2"); shift 2 ;;
+    --nginx) need_arg "$@"; nginx_bin=$(abspath "$2"); shift 2 ;;
+    --server-cpus) need_arg "$@"; server_cpus=$2; shift 2 ;;
+    --client-cpus) need_arg "$@"; client_cpus=$2; shift 2 ;;
+    --out) need_arg "$@"; out=$(abspath "$2"); shift 2 ;;
+    --keep-tmp) keep_tmp=1; shift ;;
+    --strict-status) strict=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage_error "unknown option: $1" ;;
+  esac
+done
+
+# ---- validate -------------------------------------------------------------
+[[ $duration =~ ^[1-9][0-9]*$ ]] || usage_error "--duration wants a whole number of seconds > 0"
+[[ $warmup =~ ^[0-9]+$ ]] || usage_error "--warmup wants a whole number of seconds"
+read -r -a conc_list <<<"$concs"
+[[ ${#conc_list[@]} -gt 0 ]] || usage_error "--conc is empty"
+for c in "${conc_list[@]}"; do
+  [[ $c =~ ^[1-9][0-9]*$ ]] || usage_error "bad concurrency: $c"
+done
+case $only in
+  ""|nginx|gpuadmit) ;;
+  *) usage_error "--only takes nginx or gpuadmit" ;;
+esac
+if [[ -n $target_url && $only == nginx ]]; then
+  usage_error "--target-url is the gpuadmit target; it makes no sense with --only nginx"
+fi
+
+run_nginx=1
+run_gpuadmit=1
+[[ $only == gpuadmit ]] && run_nginx=0
+[[ $only == nginx ]] && run_gpuadmit=0
+start_gpuadmit=0
+[[ $run_gpuadmit == 1 && -z $target_url ]] && start_gpuadmit=1
+
+need_tool() { command -v "$1" >/dev/null 2>&1 || { echo "run.sh: $1 not found ($2)" >&2; exit 2; }; }
+need_file() { [[ -f $1 ]] || { echo "run.sh: missing $1 ($2)" >&2; exit 2; }; }
+need_tool wrk "apt-get install wrk"
+need_tool curl "apt-get install curl"
+need_tool openssl "apt-get install openssl"
+need_tool python3 "used to pick free ports and to summarise"
+if [[ -n $server_cpus || -n $client_cpus ]]; then need_tool taskset "util-linux"; fi
+need_file "$lua" "the wrk script"
+need_file "$body" "request body"
+if [[ $run_nginx == 1 ]]; then
+  [[ -x $nginx_bin ]] || { echo "run.sh: nginx not found at $nginx_bin (apt-get install nginx-light, or --nginx PATH)" >&2; exit 2; }
+  need_file "$nginx_response" "the fixed answer nginx returns"
+fi
+if [[ $start_gpuadmit == 1 ]]; then
+  [[ -x $gpuadmit_bin ]] || { echo "run.sh: gpuadmit binary not found at $gpuadmit_bin (build it with make, pass --gpuadmit PATH, --target-url URL, or use --only nginx)" >&2; exit 2; }
+  need_file "$policy" "--policy"
+  need_file "$cluster" "--cluster"
+fi
+
+out_is_default=0
+if [[ -z $out ]]; then
+  out_is_default=1
+  mkdir -p "$REPO_ROOT/bench/results"
+  out="$REPO_ROOT/bench/results/load-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
+fi
+mkdir -p "$(dirname -- "$out")"
+: >"$out"
+
+# ---- temp dir, process tracking, cleanup ------------------------------------
+workdir=$(mktemp -d "${TMPDIR:-/tmp}/gpuadmit-load.XXXXXX")
+pids=()
+
+stop_pid() {
+  local pid=$1 i children
+  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+  children=$(pgrep -P "$pid" 2>/dev/null || true)
+  kill -TERM "$pid" 2>/dev/null || true
+  for ((i = 0; i < 60; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+  # nginx workers (children of the master we started) must not outlive it.
+  local child
+  for child in $children; do
+    kill -KILL "$child" 2>/dev/null || true
+  done
+}
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  local pid
+  for pid in ${pids[@]+"${pids[@]}"}; do
+    stop_pid "$pid"
+  done
+  # A default results file with no measured point is only noise.
+  if [[ $out_is_default == 1 && -f $out ]] && ! grep -q '"kind":"point"' "$out"; then
+    rm -f -- "$out"
+  fi
+  if [[ $keep_tmp == 1 ]]; then
+    echo "run.sh: kept $workdir" >&2
+  else
+    rm -rf -- "$workdir"
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+free_port() {
+  python3 -c 'import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])
+s.close()'
+}
+
+now_ms() { date +%s%3N; }
+
+# wait_ready URL PID-or-empty: poll until URL answers 200; at most 10 s, 50 ms apart.
+wait_ready() {
+  local url=$1 pid=$2 deadline code
+  deadline=$(($(now_ms) + 10000))
+  while (($(now_ms) < deadline)); do
+    code=$(curl -sk -o /dev/null --max-time 1 -w '%{http_code}' "$url" 2>/dev/null || true)
+    [[ $code == 200 ]] && return 0
+    if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+      return 1
+    fi
+    sleep 0.05
+  done
+  return 1
+}
+
+show_log() {
+  echo "---- last lines of $1 ----" >&2
+  tail -n 30 "$1" >&2 2>/dev/null || true
+  echo "----" >&2
+}
+
+server_prefix=()
+[[ -n $server_cpus ]] && server_prefix=(taskset -c "$server_cpus")
+client_prefix=()
+[[ -n $client_cpus ]] && client_prefix=(taskset -c "$client_cpus")
+
+# ---- TLS material: throw-away CA + server cert (ECDSA P-256) ----------------
+make_certs() {
+  local d=$workdir/tls
+  mkdir -p "$d"
+  (
+    cd "$d"
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out ca.key 2>/dev/null
+    openssl req -x509 -new -key ca.key -sha256 -days 2 -subj "/CN=gpuadmit-load-bench-ca" \
+      -addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+      -out ca.crt 2>/dev/null
+    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out server.key 2>/dev/null
+    openssl req -new -key server.key -subj "/CN=localhost" -out server.csr 2>/dev/null
+    printf '%s\n' "basicConstraints=CA:FALSE" "keyUsage=critical,digitalSignature" \
+      "extendedKeyUsage=serverAuth" "subjectAltName=IP:127.0.0.1,DNS:localhost" >server.ext
+    openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -sha256 \
+      -extfile server.ext -out server.crt 2>/dev/null
+    chmod 600 ca.key server.key
+  ) || die "openssl failed to make the test certificates"
+  ca_crt=$d/ca.crt
+  tls_crt=$d/server.crt
+  tls_key=$d/server.key
+}
+
+# ---- nginx --------------------------------------------------------------------
+start_nginx() {
+  local port=$1 answer d=$workdir/nginx user_line=""
+  answer=$(tr -d '\n' <"$nginx_response")
+  case $answer in
+    *"'"* | *'$'* | *\\*) die "$nginx_response must not contain ' \$ or \\ (it goes into an nginx string)" ;;
+  esac
+  mkdir -p "$d/tmp"
+  # As root, nginx would switch its workers to nobody, who cannot enter the
+  # 0700 temp dir; keep the workers as the invoking user instead.
+  if [[ $(id -u) == 0 ]]; then
+    user_line="user $(id -un) $(id -gn);"
+  fi
+  cat >"$d/nginx.conf" <<EOF
+$user_line
+worker_processes auto;
+daemon off;
+master_process on;
+pid $d/nginx.pid;
+error_log $d/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  server_tokens off;
+  client_body_temp_path $d/tmp/client_body;
+  proxy_temp_path $d/tmp/proxy;
+  fastcgi_temp_path $d/tmp/fastcgi;
+  uwsgi_temp_path $d/tmp/uwsgi;
+  scgi_temp_path $d/tmp/scgi;
+  client_max_body_size 3m;
+  client_body_buffer_size 16k;
+  keepalive_requests 1000000;
+  keepalive_timeout 120s;
+  log_format reqlen '\$status \$connection_requests \$request_length';
+  server {
+    listen 127.0.0.1:$port ssl;
+    ssl_certificate $tls_crt;
+    ssl_certificate_key $tls_key;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    # 'return' discards the request body: nginx still reads it off the socket
+    # (and decrypts it) before the next request on the connection, which the
+    # sanity check verifies (2nd POST on the same connection answered 200).
+    # Note \$request_length does not count a discarded body.
+    location = /mutate {
+      default_type application/json;
+      return 200 '$answer';
+    }
+    location = /mutate-check {
+      access_log $d/check.log reqlen;
+      default_type application/json;
+      return 200 '$answer';
+    }
+    location = /readyz { default_type text/plain; return 200 'ok'; }
+    location / { return 404; }
+  }
+}
+EOF
+  "$nginx_bin" -t -q -p "$d/" -c "$d/nginx.conf" -e "$d/error.log" >"$d/nginx-t.log" 2>&1 \
+    || { cat "$d/nginx-t.log" >&2; die "nginx rejected $d/nginx.conf"; }
+  ${server_prefix[@]+"${server_prefix[@]}"} "$nginx_bin" -p "$d/" -c "$d/nginx.conf" -e "$d/error.log" \
+    >"$d/stdout.log" 2>&1 &
+  nginx_pid=$!
+  pids+=("$nginx_pid")
+  if ! wait_ready "https://127.0.0.1:$port/readyz" "$nginx_pid"; then
+    show_log "$d/error.log"
+    show_log "$d/stdout.log"
+    die "nginx did not become ready on 127.0.0.1:$port within 10 s"
+  fi
+}
+
+# ---- gpuadmit -----------------------------------------------------------------
+start_gpuadmit() {
+  local port=$1
+  (cd "$REPO_ROOT" && exec ${server_prefix[@]+"${server_prefix[@]}"} "$gpuadmit_bin" serve \
+    --policy "$policy" --cluster "$cluster" \
+    --tls-cert "$tls_crt" --tls-key "$tls_key" --listen "127.0.0.1:$port" \
+    ${gpuadmit_args[@]+"${gpuadmit_args[@]}"}) >"$workdir/gpuadmit.log" 2>&1 &
+  gpuadmit_pid=$!
+  pids+=("$gpuadmit_pid")
+  if ! wait_ready "https://127.0.0.1:$port/readyz" "$gpuadmit_pid"; then
+    show_log "$workdir/gpuadmit.log"
+    if ! kill -0 "$gpuadmit_pid" 2>/dev/null; then
+      local st=0
+      wait "$gpuadmit_pid" || st=$?
+      die "gpuadmit exited with status $st before it was ready"
+    fi
+    die "gpuadmit did not answer 200 on https://127.0.0.1:$port/readyz within 10 s"
+  fi
+}
+
+# ---- sanity: one keep-alive connection, two POSTs, right answer ------------------
+# sanity NAME URL CURL-TLS-ARGS...
+sanity() {
+  local name=$1 url=$2
+  shift 2
+  local r1=$workdir/$name-answer1.json r2=$workdir/$name-answer2.json info
+  info=$(curl -sS --max-time 10 "$@" -H 'Content-Type: application/json' --data-binary "@$body" \
+    -w '%{http_code} %{num_connects}\n' -o "$r1" "$url" -o "$r2" "$url" 2>"$workdir/$name-curl.err") \
+    || { cat "$workdir/$name-curl.err" >&2; die "$name: POST $url failed"; }
+  local codes conns
+  codes=$(awk '{printf "%s ", $1}' <<<"$info")
+  conns=$(awk '{printf "%s ", $2}' <<<"$info")
+  [[ $codes == "200 200 " ]] || { head -c 600 "$r1" >&2; echo >&2; die "$name: POST $url answered HTTP $codes(want 200 200)"; }
+  local uid
+  uid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["request"]["uid"])' "$body")
+  python3 - "$r1" "$uid" "$name" <<'EOF' || die "$name: the answer is not a valid AdmissionReview response"
+import json, sys
+path, uid, name = sys.argv[1:4]
+try:
+    doc = json.load(open(path))
+except Exception as e:
+    sys.exit(f"{name}: answer is not JSON: {e}")
+resp = doc.get("response") or {}
+if doc.get("kind") != "AdmissionReview" or resp.get("uid") != uid or "allowed" not in resp:
+    sys.exit(f"{name}: answer lacks kind/response.uid/allowed: {open(path).read()[:400]}")
+EOF
+  local reuse="reused"
+  [[ $conns == "1 0 " ]] || reuse="NOT reused (num_connects: $conns)"
+  echo "sanity $name: 200, uid echoed, $(wc -c <"$r1" | tr -d ' ') B answer, keep-alive connection $reuse" >&2
+}
+
+# ---- one wrk point ---------------------------------------------------------------
+# point SERVER URL CONC -> appends one JSON line to $out and echoes it
+point() {
+  local server=$1 url=$2 c=$3 threads result
+  threads=$((c < 2 ? c : 2))
+  if ((warmup > 0)); then
+    GPUADMIT_LOAD_BODY=$body GPUADMIT_LOAD_STRICT=$strict ${client_prefix[@]+"${client_prefix[@]}"} wrk -t"$threads" -c"$c" \
+      -d"${warmup}s" --latency --timeout 2s -s "$lua" "$url" >"$workdir/wrk-warmup.out" 2>&1 || true
+  fi
+  if ! GPUADMIT_LOAD_BODY=$body GPUADMIT_LOAD_STRICT=$strict ${client_prefix[@]+"${client_prefix[@]}"} wrk -t"$threads" -c"$c" \
+    -d"${duration}s" --latency --timeout 2s -s "$lua" "$url" >"$workdir/wrk.out" 2>&1; then
+    cat "$workdir/wrk.out" >&2
+    die "wrk failed for $server c=$c"
+  fi
+  result=$(sed -n 's/^WRK_RESULT //p' "$workdir/wrk.out" | tail -n 1)
+  [[ -n $result ]] || { cat "$workdir/wrk.out" >&2; die "wrk printed no WRK_RESULT line for $server c=$c"; }
+  local line
+  line=$(printf '{"kind":"point","server":"%s","conc":%d,"threads":%d,"duration_s":%d,"warmup_s":%d,"url":"%s","body_bytes":%d,"wrk":%s}' \
+    "$server" "$c" "$threads" "$duration" "$warmup" "$url" "$body_bytes" "$result")
+  printf '%s\n' "$line" >>"$out"
+  python3 -c 'import json, sys
+d = json.loads(sys.argv[1]); w = d["wrk"]; l = w["latency_us"]
+print("  %-9s c=%-4d %10.0f req/s  p50 %.3f ms  p99 %.3f ms  errors %d"
+      % (d["server"], d["conc"], w["rps"], l["p50"] / 1e3, l["p99"] / 1e3, w["errors"]["total"]))' \
+    "$line" >&2
+}
+
+# ---- machine / versions ------------------------------------------------------------
+body_bytes=$(python3 -c 'import sys; print(len(open(sys.argv[1],"rb").read().rstrip()))' "$body")
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+[[ -n $cpu_model ]] || cpu_model=unknown
+ncpu=$(nproc)
+wrk_version=$( (wrk -v 2>&1 || true) | head -n 1)
+nginx_version=""
+if [[ $run_nginx == 1 ]]; then
+  nginx_version=$("$nginx_bin" -v 2>&1 | head -n 1)
+fi
+openssl_version=$(openssl version)
+git_rev=$(git -C "$REPO_ROOT" rev-parse --short HEAD 2>/dev/null || echo none)
+if [[ -n $(git -C "$REPO_ROOT" status --porcelain 2>/dev/null || true) ]]; then git_rev="$git_rev+dirty"; fi
+
+echo "machine:  $ncpu CPUs, $cpu_model, kernel $(uname -r)"
+echo "versions: ${nginx_version:-nginx not run} | $wrk_version | $openssl_version | gpuadmit @ $git_rev"
+echo "load:     POST $(basename -- "$body") ($body_bytes B), ${duration}s per point + ${warmup}s warm-up, c = ${conc_list[*]}, wrk -t min(c,2) --timeout 2s"
+[[ -n $server_cpus ]] && echo "pinning:  servers on CPUs $server_cpus"
+[[ -n $client_cpus ]] && echo "pinning:  wrk on CPUs $client_cpus"
+
+python3 - "$out" \
+  date_utc="$(date -u +%Y-%m-%dT%H:%M:%SZ)" nproc="$ncpu" cpu_model="$cpu_model" kernel="$(uname -r)" \
+  nginx="$nginx_version" wrk="$wrk_version" openssl="$openssl_version" git="$git_rev" \
+  duration_s="$duration" warmup_s="$warmup" conc="${conc_list[*]}" body="$(basename -- "$body")" \
+  body_bytes="$body_bytes" server_cpus="$server_cpus" client_cpus="$client_cpus" \
+  strict_status="$strict" target_url="$target_url" <<'EOF'
+import json, sys
+meta = {"kind": "meta"}
+for arg in sys.argv[2:]:
+    k, _, v = arg.partition("=")
+    meta[k] = v
+for k in ("nproc", "duration_s", "warmup_s", "body_bytes"):
+    meta[k] = int(meta[k])
+meta["conc"] = [int(c) for c in meta["conc"].split()]
+with open(sys.argv[1], "a") as f:
+    f.write(json.dumps(meta) + "\n")
+EOF
+
+# ---- start servers -----------------------------------------------------------------
+make_certs
+nginx_url=""
+gpuadmit_url=""
+if [[ $run_nginx == 1 ]]; then
+  nginx_port=$(free_port)
+  start_nginx "$nginx_port"
+  nginx_url="https://127.0.0.1:$nginx_port/mutate"
+  sanity nginx "https://127.0.0.1:$nginx_port/mutate-check" --cacert "$ca_crt"
+  # nginx must read the whole body off the socket, or the 2nd request on the
+  # connection would start inside the 1st body and fail to parse.
+  if ! grep -q '^200 2 ' "$workdir/nginx/check.log"; then
+    cat "$workdir/nginx/check.log" >&2
+    die "nginx did not answer 200 to a 2nd POST on the same connection: body not consumed?"
+  fi
+  echo "sanity nginx: 2nd POST on the same connection answered 200 (1st body consumed off the socket)" >&2
+fi
+if [[ $run_gpuadmit == 1 ]]; then
+  if [[ -n $target_url ]]; then
+    target_url=${target_url%/}
+    case $target_url in
+      https://*/*) gpuadmit_url=$target_url ;;
+      https://*) gpuadmit_url="$target_url/mutate" ;;
+      *) usage_error "--target-url must start with https://" ;;
+    esac
+    sanity gpuadmit "$gpuadmit_url" -k
+  else
+    gpuadmit_port=$(free_port)
+    start_gpuadmit "$gpuadmit_port"
+    gpuadmit_url="https://127.0.0.1:$gpuadmit_port/mutate"
+    sanity gpuadmit "$gpuadmit_url" --cacert "$ca_crt"
+  fi
+fi
+
+# ---- measure: per concurrency nginx then gpuadmit ------------------------------------
+for c in "${conc_list[@]}"; do
+  if [[ $run_nginx == 1 ]]; then
+    point nginx "$nginx_url" "$c"
+    kill -0 "$nginx_pid" 2>/dev/null || { show_log "$workdir/nginx/error.log"; die "nginx exited during c=$c"; }
+  fi
+  if [[ $run_gpuadmit == 1 ]]; then
+    point gpuadmit "$gpuadmit_url" "$c"
+    if [[ $start_gpuadmit == 1 ]] && ! kill -0 "$gpuadmit_pid" 2>/dev/null; then
+      show_log "$workdir/gpuadmit.log"
+      die "gpuadmit exited during c=$c (partial results in $out)"
+    fi
+  fi
+done
+
+# ---- report -----------------------------------------------------------------------------
+echo
+python3 "$SCRIPT_DIR/summarize.py" "$out"
+echo
+echo "raw results: $out"

@@ -1,0 +1,225 @@
+#include "core/admission.h"
+
+#include <utility>
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kV1 = "admission.k8s.io/v1";
+constexpr std::string_view kV1Beta1 = "admission.k8s.io/v1beta1";
+
+std::string StringField(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool ParseOperation(std::string_view text, Operation& out) {
+  if (text == "CREATE") out = Operation::kCreate;
+  else if (text == "UPDATE") out = Operation::kUpdate;
+  else if (text == "DELETE") out = Operation::kDelete;
+  else if (text == "CONNECT") out = Operation::kConnect;
+  else return false;
+  return true;
+}
+
+json TakeField(json& object, const char* key) {
+  auto it = object.find(key);
+  return it == object.end() ? json() : std::move(*it);
+}
+
+// Keeps the answer inside the apiserver's limits: an over-long warning is cut (with an ellipsis)
+// rather than dropped, and warnings past the total are dropped with a note saying how many.
+std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings) {
+  std::vector<std::string> out;
+  size_t total = 0;
+  for (size_t i = 0; i < warnings.size(); ++i) {
+    std::string w = warnings[i];
+    if (w.size() > kMaxWarningLength) {
+      size_t cut = kMaxWarningLength - 3;
+      // Do not split a UTF-8 sequence: back up to a lead byte.
+      while (cut > 0 && (static_cast<unsigned char>(w[cut]) & 0xC0) == 0x80) --cut;
+      w = w.substr(0, cut) + "...";
+    }
+    // Reserve room for the note that says how many were dropped.
+    if (total + w.size() > kMaxWarningsTotal - 64) {
+      out.push_back("gpuadmit: " + std::to_string(warnings.size() - i) +
+                    " more warnings dropped (limit 4 KiB)");
+      break;
+    }
+    total += w.size();
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+}  // namespace
+
+int JsonDepth(std::string_view text, int limit) {
+  int depth = 0;
+  int deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > deepest && (deepest = depth) > limit) return deepest;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
+  if (JsonDepth(body, kMaxJsonDepth) > kMaxJsonDepth) {
+    return Error{"JSON nests deeper than " + std::to_string(kMaxJsonDepth) + " levels"};
+  }
+  json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Error{"body is not valid JSON (or not valid UTF-8)"};
+  if (!doc.is_object()) return Error{"body is not a JSON object"};
+
+  AdmissionRequest r;
+  r.api_version = StringField(doc, "apiVersion");
+  if (r.api_version != kV1 && r.api_version != kV1Beta1) {
+    return Error{"apiVersion \"" + r.api_version + "\" is not admission.k8s.io/v1 or v1beta1"};
+  }
+  if (StringField(doc, "kind") != "AdmissionReview") {
+    return Error{"kind \"" + StringField(doc, "kind") + "\" is not AdmissionReview"};
+  }
+  auto request_it = doc.find("request");
+  if (request_it == doc.end() || !request_it->is_object()) {
+    return Error{"AdmissionReview has no request object"};
+  }
+  json& request = *request_it;
+  auto uid_it = request.find("uid");
+  if (uid_it == request.end() || !uid_it->is_string() || uid_it->get_ref<const std::string&>().empty()) {
+    return Error{"request.uid is missing or not a string"};
+  }
+  r.uid = uid_it->get<std::string>();
+
+  auto kind_it = request.find("kind");
+  if (kind_it == request.end() || !kind_it->is_object()) return Error{"request.kind is missing"};
+  r.kind = {StringField(*kind_it, "group"), StringField(*kind_it, "version"),
+            StringField(*kind_it, "kind")};
+  if (r.kind.kind.empty()) return Error{"request.kind.kind is missing"};
+  if (auto it = request.find("resource"); it != request.end() && it->is_object()) {
+    r.resource = {StringField(*it, "group"), StringField(*it, "version"),
+                  StringField(*it, "resource")};
+  }
+  std::string operation = StringField(request, "operation");
+  if (!ParseOperation(operation, r.operation)) {
+    return Error{"request.operation \"" + operation + "\" is not CREATE, UPDATE, DELETE or CONNECT"};
+  }
+  r.sub_resource = StringField(request, "subResource");
+  r.name = StringField(request, "name");
+  r.ns = StringField(request, "namespace");
+  if (auto it = request.find("dryRun"); it != request.end() && it->is_boolean()) {
+    r.dry_run = it->get<bool>();
+  }
+  r.user_info = TakeField(request, "userInfo");
+  r.object = TakeField(request, "object");
+  r.old_object = TakeField(request, "oldObject");
+  r.options = TakeField(request, "options");
+  return r;
+}
+
+AdmissionOutcome AdmissionOutcome::Allow(std::vector<std::string> warnings) {
+  AdmissionOutcome o;
+  o.warnings = std::move(warnings);
+  return o;
+}
+
+AdmissionOutcome AdmissionOutcome::Patch(json ops, std::vector<std::string> warnings) {
+  AdmissionOutcome o;
+  o.kind = Kind::kPatch;
+  o.patch = std::move(ops);
+  o.warnings = std::move(warnings);
+  return o;
+}
+
+AdmissionOutcome AdmissionOutcome::Deny(int32_t code, std::string message,
+                                        std::vector<std::string> warnings) {
+  AdmissionOutcome o;
+  o.kind = Kind::kDeny;
+  o.code = code;
+  o.message = std::move(message);
+  o.warnings = std::move(warnings);
+  return o;
+}
+
+AdmissionOutcome AdmissionOutcome::Fail(std::string message) {
+  AdmissionOutcome o;
+  o.kind = Kind::kError;
+  o.message = std::move(message);
+  return o;
+}
+
+std::string EncodeAdmissionResponse(const AdmissionRequest& request,
+                                    const AdmissionOutcome& outcome, FailureMode failure_mode) {
+  json response = {{"uid", request.uid}, {"allowed", true}};
+  std::vector<std::string> warnings = outcome.warnings;
+  switch (outcome.kind) {
+    case AdmissionOutcome::Kind::kAllow:
+      break;
+    case AdmissionOutcome::Kind::kPatch:
+      if (outcome.patch.is_array() && !outcome.patch.empty()) {
+        response["patchType"] = "JSONPatch";
+        response["patch"] = Base64Encode(outcome.patch.dump());
+      }
+      break;
+    case AdmissionOutcome::Kind::kDeny:
+      response["allowed"] = false;
+      response["status"] = {{"code", outcome.code}, {"message", outcome.message}};
+      break;
+    case AdmissionOutcome::Kind::kError:
+      if (failure_mode == FailureMode::kClosed) {
+        response["allowed"] = false;
+        response["status"] = {{"code", 500}, {"message", "gpuadmit: " + outcome.message}};
+      } else {
+        warnings.insert(warnings.begin(),
+                        "gpuadmit could not decide and let the object pass unchanged: " +
+                            outcome.message);
+      }
+      break;
+  }
+  if (!warnings.empty()) response["warnings"] = FitWarnings(warnings);
+  json review = {{"apiVersion", request.api_version},
+                 {"kind", "AdmissionReview"},
+                 {"response", std::move(response)}};
+  return review.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string Base64Encode(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) | (static_cast<uint8_t>(bytes[i + 1]) << 8) |
+                 static_cast<uint8_t>(bytes[i + 2]);
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += kAlphabet[(n >> 6) & 63];
+    out += kAlphabet[n & 63];
+  }
+  if (size_t rest = bytes.size() - i; rest > 0) {
+    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
+    if (rest == 2) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    out += kAlphabet[(n >> 18) & 63];
+    out += kAlphabet[(n >> 12) & 63];
+    out += rest == 2 ? kAlphabet[(n >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,97 @@
+// AdmissionReview decoding (admission.k8s.io/v1 and v1beta1) and the one function that turns
+// an outcome into the response the apiserver expects (controller-runtime's Response.Complete).
+//
+//   auto request = DecodeAdmissionReview(body);
+//   if (!request.ok()) -> HTTP 400 with request.error().message
+//   std::string answer = EncodeAdmissionResponse(request.value(), AdmissionOutcome::Allow());
+//
+// Thread safety: pure functions over values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+
+namespace gpuadmit {
+
+enum class Operation { kCreate, kUpdate, kDelete, kConnect };
+
+struct GroupVersionKind {
+  std::string group;
+  std::string version;
+  std::string kind;
+};
+
+struct GroupVersionResource {
+  std::string group;
+  std::string version;
+  std::string resource;
+};
+
+struct AdmissionRequest {
+  std::string api_version;  // echoed in the answer: "admission.k8s.io/v1" or ".../v1beta1"
+  std::string uid;
+  GroupVersionKind kind;
+  GroupVersionResource resource;
+  std::string sub_resource;
+  std::string name;
+  std::string ns;
+  Operation operation = Operation::kCreate;
+  nlohmann::json user_info;
+  nlohmann::json object;      // null when absent (DELETE)
+  nlohmann::json old_object;  // null when absent (CREATE)
+  nlohmann::json options;
+  bool dry_run = false;
+};
+
+// Deepest JSON nesting accepted. Kubernetes objects nest about 20 deep; the apiserver's own
+// decoder stops at 10,000. 512 keeps every recursive walk of a document far from the stack's end.
+inline constexpr int kMaxJsonDepth = 512;
+
+// Decodes an AdmissionReview body. Errors (one line, for an HTTP 400) when the body is not JSON,
+// nests deeper than kMaxJsonDepth, is not an admission.k8s.io/v1 or v1beta1 AdmissionReview, or
+// has no request, uid, kind or operation. The object itself is not interpreted here.
+Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body);
+
+// What a review decided. Error is a failure inside gpuadmit: it is answered as the policy's
+// failure mode says (open: allowed with a warning; closed: denied).
+struct AdmissionOutcome {
+  enum class Kind { kAllow, kPatch, kDeny, kError };
+
+  Kind kind = Kind::kAllow;
+  nlohmann::json patch = nlohmann::json::array();  // RFC 6902 operations, for kPatch
+  std::string message;                             // for kDeny and kError
+  int32_t code = 0;                                // HTTP-style status code, for kDeny
+  std::vector<std::string> warnings;
+
+  static AdmissionOutcome Allow(std::vector<std::string> warnings = {});
+  static AdmissionOutcome Patch(nlohmann::json ops, std::vector<std::string> warnings = {});
+  static AdmissionOutcome Deny(int32_t code, std::string message,
+                               std::vector<std::string> warnings = {});
+  static AdmissionOutcome Fail(std::string message);
+};
+
+enum class FailureMode { kOpen, kClosed };
+
+// The apiserver's limits on warnings: each at most 256 characters, all together at most 4 KiB.
+inline constexpr size_t kMaxWarningLength = 256;
+inline constexpr size_t kMaxWarningsTotal = 4096;
+
+// Builds the AdmissionReview answer: apiVersion, kind and uid echoed; patch (base64 of the
+// operation list) and patchType both or neither; an empty patch becomes a plain allow; warnings
+// trimmed to the apiserver's limits.
+std::string EncodeAdmissionResponse(const AdmissionRequest& request,
+                                    const AdmissionOutcome& outcome, FailureMode failure_mode);
+
+// Standard base64 (RFC 4648, with padding), as the apiserver decodes `patch`.
+std::string Base64Encode(std::string_view bytes);
+
+// Nesting depth of a JSON text, counting brackets outside strings; stops early past `limit`.
+int JsonDepth(std::string_view text, int limit);
+
+}  // namespace gpuadmit

@@ -1,0 +1,57 @@
+// What a pod spec asks of the devices gpuadmit manages: per container, the whole-device
+// extended resources (nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-*) in limits and
+// requests, and the pod's effective request as the scheduler computes it.
+//
+//   PodRequirements needs = ReadPodRequirements(pod_spec);
+//   int64_t n = Get(needs.effective, "nvidia.com/mig-2g.20gb");
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpuadmit {
+
+// Resource name -> whole units. Only the resources gpuadmit manages are kept.
+using ResourceList = std::map<std::string, int64_t, std::less<>>;
+
+int64_t Get(const ResourceList& list, std::string_view resource);
+
+// True for the extended resources gpuadmit counts and rewrites: the `nvidia.com/` ones.
+bool IsManagedResource(std::string_view resource);
+
+enum class ContainerRole { kInit, kSidecar, kApp };
+
+struct ContainerNeeds {
+  std::string name;
+  ContainerRole role = ContainerRole::kApp;
+  size_t index = 0;            // position in spec.initContainers or spec.containers
+  ResourceList limits;
+  ResourceList requests;       // as written; see Effective() for the defaulted value
+  ResourceList Effective() const;  // requests, each defaulting to its limit
+};
+
+struct PodRequirements {
+  std::vector<ContainerNeeds> containers;  // init containers first, in order, then app containers
+  ResourceList overhead;                   // spec.overhead
+  ResourceList effective;                  // what the scheduler reserves for the whole pod
+  std::vector<std::string> warnings;       // unreadable quantities, one line each
+};
+
+// Reads the managed resources of every container of `pod_spec`. A quantity that is not a whole
+// number is left out and reported in `warnings`; the apiserver will reject such a pod anyway.
+PodRequirements ReadPodRequirements(const nlohmann::json& pod_spec);
+
+// The pod's effective request, as the scheduler computes it: the larger of the largest init
+// container (plus the sidecars started before it) and the sum of app containers and sidecars,
+// plus spec.overhead.
+ResourceList EffectiveRequest(const std::vector<ContainerNeeds>& containers,
+                              const ResourceList& overhead);
+
+}  // namespace gpuadmit

@@ -1,0 +1,94 @@
+#include "core/review.h"
+
+#include <exception>
+#include <tuple>
+
+#include "core/mutations.h"
+#include "core/planner.h"
+#include "core/workload.h"
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+
+std::string ObjectName(const AdmissionRequest& r) {
+  std::string name = r.name;
+  if (name.empty() && r.object.is_object()) {
+    const json& metadata = r.object.value("metadata", json::object());
+    if (metadata.is_object()) {
+      name = metadata.value("name", "");
+      if (name.empty()) name = metadata.value("generateName", "");
+    }
+  }
+  std::string out = r.kind.kind + " ";
+  if (!r.ns.empty()) out += r.ns + "/";
+  return out + (name.empty() ? "(unnamed)" : name);
+}
+
+// What a template asks of GPUs, container by container: UPDATEs that leave this alone pass.
+auto GpuAsk(const json& object, const PodSpecLocation& at) {
+  std::vector<std::tuple<int, std::string, ResourceList, ResourceList>> ask;
+  if (!object.is_object() || !object.contains(at.spec)) return ask;
+  for (const ContainerNeeds& c : ReadPodRequirements(object.at(at.spec)).containers) {
+    ask.emplace_back(static_cast<int>(c.role), c.name, c.limits, c.requests);
+  }
+  return ask;
+}
+
+AdmissionOutcome Decide(const AdmissionRequest& r, const InventorySnapshot& snapshot,
+                        const Policy& policy, ReviewAnswer& answer) {
+  if (!r.sub_resource.empty()) return AdmissionOutcome::Allow();
+  if (r.operation != Operation::kCreate && r.operation != Operation::kUpdate) {
+    return AdmissionOutcome::Allow();
+  }
+  if (policy.IsExempt(r.ns)) {
+    answer.trail.push_back("namespace " + r.ns + " is exempt");
+    return AdmissionOutcome::Allow();
+  }
+  if (!IsKnownKind(r.kind)) return AdmissionOutcome::Allow();
+  auto locations = FindPodSpecs(r.kind, r.object);
+  if (!locations.ok()) return AdmissionOutcome::Fail(locations.error().message);
+
+  json ops = json::array();
+  std::vector<std::string> warnings;
+  for (const PodSpecLocation& at : locations.value()) {
+    if (r.operation == Operation::kUpdate) {
+      // A Pod's resources are immutable; a template is replanned only when its GPU ask changed.
+      if (at.is_pod || GpuAsk(r.object, at) == GpuAsk(r.old_object, at)) continue;
+    }
+    PodRequest pod = PodRequest::From(r.ns, answer.summary, r.object.at(at.spec));
+    Decision d = Plan(pod, snapshot, policy);
+    answer.trail.insert(answer.trail.end(), d.trail.begin(), d.trail.end());
+    warnings.insert(warnings.end(), d.warnings.begin(), d.warnings.end());
+    if (d.deny) return AdmissionOutcome::Deny(403, "gpuadmit: " + *d.deny, std::move(warnings));
+    AppendPatch(r.object, at, d, ops);
+  }
+  if (ops.empty()) return AdmissionOutcome::Allow(std::move(warnings));
+  return AdmissionOutcome::Patch(std::move(ops), std::move(warnings));
+}
+
+}  // namespace
+
+Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snapshot,
+                            const Policy& policy) {
+  auto request = DecodeAdmissionReview(body);
+  if (!request.ok()) return request.error();
+  const AdmissionRequest& r = request.value();
+
+  ReviewAnswer answer;
+  answer.uid = r.uid;
+  answer.summary = ObjectName(r);
+  AdmissionOutcome outcome;
+  try {
+    outcome = Decide(r, snapshot, policy, answer);
+  } catch (const std::exception& e) {
+    // A bug, not bad input: the policy's failure mode answers it.
+    outcome = AdmissionOutcome::Fail(std::string("internal error: ") + e.what());
+  }
+  answer.kind = outcome.kind;
+  answer.body = EncodeAdmissionResponse(r, outcome, policy.failure_mode);
+  return answer;
+}
+
+}  // namespace gpuadmit

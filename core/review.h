@@ -1,0 +1,35 @@
+// Review: one AdmissionReview body in, the answer body out. Decode, find the pod specs, plan,
+// patch, encode. Everything the request path does that is not HTTP.
+//
+//   auto answer = Review(body, *snapshot, *policy);
+//   if (!answer.ok()) -> HTTP 400 with answer.error().message
+//   else              -> HTTP 200 with answer.value().body
+//
+// Thread safety: pure function over immutable inputs; call from any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/admission.h"
+#include "core/inventory.h"
+#include "core/policy.h"
+#include "core/result.h"
+
+namespace gpuadmit {
+
+struct ReviewAnswer {
+  std::string body;  // the AdmissionReview to send back
+  std::string uid;
+  AdmissionOutcome::Kind kind = AdmissionOutcome::Kind::kAllow;
+  std::string summary;             // one line for the log: what was decided for which object
+  std::vector<std::string> trail;  // the decision trail (--explain, debug logs)
+};
+
+// Errors only when `body` is not a decodable AdmissionReview; every other problem (an object
+// gpuadmit cannot read, a bug) is answered by the policy's failure mode, never thrown.
+Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snapshot,
+                            const Policy& policy);
+
+}  // namespace gpuadmit

@@ -1,0 +1,34 @@
+// Where the pod specs of an admitted object live: the Pod itself, or the pod template of a
+// workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob).
+//
+//   auto specs = FindPodSpecs(request.kind, request.object);
+//   for (const PodSpecLocation& at : specs.value()) object.at(at.spec) ...
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/admission.h"
+#include "core/result.h"
+
+namespace gpuadmit {
+
+struct PodSpecLocation {
+  nlohmann::json::json_pointer spec;      // e.g. /spec/template/spec
+  nlohmann::json::json_pointer metadata;  // the pod (template) metadata, e.g. /spec/template/metadata
+  bool is_pod = false;                    // a Pod object, not a template
+};
+
+// True for the kinds whose pod specs gpuadmit knows: Pod, and the built-in workload kinds.
+bool IsKnownKind(const GroupVersionKind& kind);
+
+// Finds the pod specs of `object` (of kind `kind`). An unknown kind, or a known one without a
+// pod spec (a Deployment with no template yet), has none. Errors when the object is not a JSON
+// object or a pod spec is present but is not one.
+Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind,
+                                                  const nlohmann::json& object);
+
+}  // namespace gpuadmit

@@ -1,0 +1,157 @@
+// TlsServer over real TLS on 127.0.0.1, port 0: routes, transport limits, TLS versions, and
+// many kept-alive connections served at once.
+#include "webhook/tls_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <openssl/ssl.h>
+
+#include "tests/fakes/test_cluster.h"
+#include "tests/fakes/tls_files.h"
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+
+class TlsServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    handler_.SetPolicy(std::make_shared<const Policy>());
+    handler_.SetSnapshot(
+        std::make_shared<const InventorySnapshot>(testing::SnapshotOf(testing::DemoCluster())));
+    ServerOptions options;
+    options.host = "127.0.0.1";
+    options.port = 0;
+    options.cert_file = tls_.cert_file();
+    options.key_file = tls_.key_file();
+    auto server = TlsServer::Create(options, handler_, metrics_, log_);
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    server_ = std::move(server).value();
+    serving_ = std::thread([this] { server_->Run(); });
+  }
+
+  void TearDown() override {
+    if (server_) server_->Stop();
+    if (serving_.joinable()) serving_.join();
+  }
+
+  std::unique_ptr<httplib::SSLClient> Client() {
+    auto c = std::make_unique<httplib::SSLClient>("127.0.0.1", server_->port());
+    c->enable_server_certificate_verification(false);
+    c->set_keep_alive(true);
+    c->set_tcp_nodelay(true);
+    c->set_read_timeout(10, 0);
+    return c;
+  }
+
+  testing::TlsFiles tls_;
+  Logger log_{LogLevel::kError};
+  Metrics metrics_;
+  AdmissionHandler handler_{log_, metrics_};
+  std::unique_ptr<TlsServer> server_;
+  std::thread serving_;
+};
+
+TEST_F(TlsServerTest, MutateAnswersAReviewAndHealthRoutesAnswer) {
+  auto c = Client();
+  std::string body = testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json");
+  auto res = c->Post("/mutate?timeout=10s", body, "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(json::parse(res->body)["response"]["uid"], json::parse(body)["request"]["uid"]);
+  EXPECT_EQ(c->Get("/healthz")->status, 200);
+  EXPECT_EQ(c->Get("/readyz")->status, 200);
+  auto metrics = c->Get("/metrics");
+  EXPECT_NE(metrics->body.find("gpuadmit_admission_reviews_total{outcome=\"allow\"} 1"),
+            std::string::npos);
+}
+
+TEST_F(TlsServerTest, BodiesOverSevenMebibytesAre413AndTheServerKeepsServing) {
+  auto c = Client();
+  auto big = c->Post("/mutate", std::string(8 * 1024 * 1024, ' '), "application/json");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+  auto after = Client()->Post("/mutate", testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"),
+                              "application/json");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200);
+}
+
+TEST_F(TlsServerTest, ThreeHundredKeptAliveConnectionsAreAllServedAtOnce) {
+  // The apiserver keeps one connection per in-flight call (up to 200 per apiserver). With a
+  // fixed pool, connection N+1 would wait behind an idle one until its 10 s read timeout.
+  std::string body = testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json");
+  std::vector<std::unique_ptr<httplib::SSLClient>> clients;
+  for (int i = 0; i < 300; ++i) clients.push_back(Client());
+  for (int round = 0; round < 2; ++round) {
+    for (auto& c : clients) {
+      auto res = c->Post("/mutate", body, "application/json");
+      ASSERT_TRUE(res) << "round " << round;
+      ASSERT_EQ(res->status, 200);
+    }
+  }
+  EXPECT_EQ(metrics_.Value(Counter::kReviewsAllowed), 600u);
+}
+
+// Handshakes with a client that offers only TLS versions [min, max]; true if it completes.
+bool Handshake(int port, int min_version, int max_version) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_set_security_level(ctx, 0);  // let OpenSSL 3 offer TLS 1.1 at all
+  SSL_CTX_set_min_proto_version(ctx, min_version);
+  SSL_CTX_set_max_proto_version(ctx, max_version);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  bool ok = false;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    SSL* ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    ok = SSL_connect(ssl) == 1;
+    SSL_free(ssl);
+  }
+  close(fd);
+  SSL_CTX_free(ctx);
+  return ok;
+}
+
+TEST_F(TlsServerTest, RefusesTlsBelowOnePointTwo) {
+  EXPECT_FALSE(Handshake(server_->port(), TLS1_VERSION, TLS1_1_VERSION));
+  EXPECT_TRUE(Handshake(server_->port(), TLS1_2_VERSION, TLS1_2_VERSION));
+  EXPECT_TRUE(Handshake(server_->port(), TLS1_3_VERSION, TLS1_3_VERSION));
+}
+
+TEST(TlsServerCreate, AKeyThatDoesNotMatchTheCertificateIsAClearError) {
+  testing::TlsFiles a;
+  testing::TlsFiles b;
+  Logger log(LogLevel::kError);
+  Metrics metrics;
+  AdmissionHandler handler(log, metrics);
+  ServerOptions options;
+  options.host = "127.0.0.1";
+  options.port = 0;
+  options.cert_file = a.cert_file();
+  options.key_file = b.key_file();
+  auto server = TlsServer::Create(options, handler, metrics, log);
+  ASSERT_FALSE(server.ok());
+  EXPECT_EQ(server.error().message,
+            b.key_file() + ": does not match the certificate in " + a.cert_file());
+  options.cert_file = a.dir() + "/missing.crt";
+  auto missing = TlsServer::Create(options, handler, metrics, log);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message.rfind(options.cert_file + ": not a usable PEM certificate", 0), 0u);
+}
+
+}  // namespace
+}  // namespace gpuadmit

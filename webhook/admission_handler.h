@@ -1,0 +1,62 @@
+// AdmissionHandler: the /mutate endpoint without HTTP. Checks what the transport must check
+// (empty body, size, content type), runs core::Review on ONE snapshot and ONE policy loaded
+// atomically, and never lets an exception out: a failure is answered by the failure mode.
+//
+//   AdmissionHandler handler(log, metrics);
+//   handler.SetPolicy(policy); handler.SetSnapshot(snapshot);
+//   HandlerAnswer a = handler.Handle("application/json", body);  // a.status, a.body
+//
+// Thread safety: Handle, Set* and Ready may be called concurrently from any thread. The
+// snapshot and policy are swapped whole; a request keeps the pair it loaded.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/inventory.h"
+#include "core/policy.h"
+#include "webhook/log.h"
+#include "webhook/metrics.h"
+
+namespace gpuadmit {
+
+// 7 MiB: above the apiserver's 3 MiB object limit with room for oldObject, and the bound.
+inline constexpr size_t kMaxReviewBody = 7 * 1024 * 1024;
+
+struct HandlerAnswer {
+  int status = 200;
+  std::string body;
+  std::string content_type = "application/json";
+};
+
+class AdmissionHandler {
+ public:
+  AdmissionHandler(Logger& log, Metrics& metrics) : log_(log), metrics_(metrics) {}
+
+  void SetPolicy(std::shared_ptr<const Policy> policy) { policy_.store(std::move(policy)); }
+  void SetSnapshot(std::shared_ptr<const InventorySnapshot> snapshot) {
+    snapshot_.store(std::move(snapshot));
+  }
+
+  // Ready once a policy and a snapshot are loaded.
+  bool Ready() const { return policy_.load() != nullptr && snapshot_.load() != nullptr; }
+
+  // Answers one POST /mutate. 400: empty or undecodable body; 413: body over kMaxReviewBody;
+  // 415: content type not application/json; 200: an AdmissionReview answer.
+  HandlerAnswer Handle(std::string_view content_type, std::string_view body);
+
+ private:
+  HandlerAnswer Reject(int status, Counter counter, std::string reason);
+
+  Logger& log_;
+  Metrics& metrics_;
+  std::atomic<std::shared_ptr<const Policy>> policy_;
+  std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;
+};
+
+// True for "application/json", with any parameters ("; charset=utf-8") and in any case.
+bool IsJsonContentType(std::string_view content_type);
+
+}  // namespace gpuadmit

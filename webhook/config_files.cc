@@ -1,0 +1,45 @@
+#include "webhook/config_files.h"
+
+#include <cctype>
+
+#include <nlohmann/json.hpp>
+
+#include "core/yaml_json.h"
+#include "webhook/read_file.h"
+
+namespace gpuadmit {
+
+Result<Policy> LoadPolicyFile(const std::string& path) {
+  auto text = ReadWholeFile(path);
+  if (!text.ok()) return text.error();
+  auto policy = ParsePolicy(text.value());
+  if (policy.ok()) return policy.value();
+  std::string message;
+  for (const PolicyIssue& issue : policy.error()) {
+    if (!message.empty()) message += '\n';
+    message += path + ":" + std::to_string(issue.line) + ":" + std::to_string(issue.column) +
+               ": " + issue.message;
+  }
+  return Error{message};
+}
+
+Result<InventorySnapshot> LoadClusterFile(const std::string& path) {
+  auto text = ReadWholeFile(path);
+  if (!text.ok()) return text.error();
+  const std::string& t = text.value();
+  size_t first = t.find_first_not_of(" \t\r\n");
+  nlohmann::json list;
+  if (first != std::string::npos && t[first] == '{') {
+    list = nlohmann::json::parse(t, nullptr, /*allow_exceptions=*/false);
+    if (list.is_discarded()) return Error{path + ": not valid JSON"};
+  } else {
+    auto converted = YamlToJson(t);
+    if (!converted.ok()) return Error{path + ":" + converted.error().message};
+    list = std::move(converted).value();
+  }
+  auto snapshot = InventorySnapshot::FromObjects(list);
+  if (!snapshot.ok()) return Error{path + ": " + snapshot.error().message};
+  return std::move(snapshot).value();
+}
+
+}  // namespace gpuadmit

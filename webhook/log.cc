@@ -1,0 +1,81 @@
+#include "webhook/log.h"
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace gpuadmit {
+namespace {
+
+constexpr std::string_view kLevelNames[] = {"debug", "info", "warn", "error"};
+
+// Quotes a value when it holds spaces, quotes, '=' or control characters.
+void AppendValue(std::string& line, std::string_view value) {
+  bool plain = !value.empty();
+  for (char c : value) {
+    if (c == ' ' || c == '"' || c == '=' || static_cast<unsigned char>(c) < 0x20) plain = false;
+  }
+  if (plain) {
+    line += value;
+    return;
+  }
+  line += '"';
+  for (char c : value) {
+    if (c == '"' || c == '\\') {
+      line += '\\';
+      line += c;
+    } else if (c == '\n') {
+      line += "\\n";
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      line += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      line += c;
+    }
+  }
+  line += '"';
+}
+
+std::string Timestamp() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t seconds = std::chrono::system_clock::to_time_t(now);
+  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
+  return fmt::format("{}.{:03d}Z", buf, static_cast<int>(millis.count()));
+}
+
+}  // namespace
+
+bool ParseLogLevel(std::string_view text, LogLevel& out) {
+  for (size_t i = 0; i < std::size(kLevelNames); ++i) {
+    if (kLevelNames[i] == text) {
+      out = static_cast<LogLevel>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Logger::Log(LogLevel level, std::string_view message, Fields fields) {
+  if (!Enabled(level)) return;
+  std::string line = Timestamp();
+  line += " level=";
+  line += kLevelNames[static_cast<int>(level)];
+  line += " msg=";
+  AppendValue(line, message);
+  for (const auto& [key, value] : fields) {
+    line += ' ';
+    line += key;
+    line += '=';
+    AppendValue(line, value);
+  }
+  line += '\n';
+  std::lock_guard<std::mutex> lock(mu_);
+  std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+}  // namespace gpuadmit

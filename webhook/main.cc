@@ -1,0 +1,48 @@
+// gpuadmit: a Kubernetes mutating admission webhook that places GPU workloads.
+// main only dispatches to a subcommand; every part is built inside the subcommand.
+#include <cstring>
+#include <iostream>
+#include <string_view>
+
+#include "webhook/commands.h"
+
+namespace {
+
+constexpr std::string_view kUsage = R"(gpuadmit: a Kubernetes mutating admission webhook for GPU workloads
+
+Usage:
+  gpuadmit serve   --policy FILE --tls-cert FILE --tls-key FILE [--listen 0.0.0.0:8443]
+                   --cluster FILE [--log-level debug|info|warn|error] [--max-connections N]
+  gpuadmit review  --policy FILE --cluster FILE [--explain] [REVIEW.json | -]
+  gpuadmit check-policy FILE
+  gpuadmit inventory --cluster FILE [-o table|json]
+
+  --cluster FILE  what `kubectl get nodes,pods -A -o json` prints (JSON or YAML)
+  review          prints exactly what serve answers for the same body; --explain logs the
+                  decision trail to stderr
+
+Exit codes: 0 ok; 1 policy invalid or review refused (HTTP 4xx); 2 usage; 3 file, TLS or port error.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::cout << kUsage;
+    return argc < 2 ? gpuadmit::kExitUsage : gpuadmit::kExitOk;
+  }
+  std::string_view command = argv[1];
+  if (command == "--version" || command == "version") {
+    std::cout << "gpuadmit " << GPUADMIT_VERSION << "\n";
+    return gpuadmit::kExitOk;
+  }
+  int sub_argc = argc - 2;
+  char** sub_argv = argv + 2;
+  if (command == "serve") return gpuadmit::ServeCommand(sub_argc, sub_argv);
+  if (command == "review") return gpuadmit::ReviewCommand(sub_argc, sub_argv);
+  if (command == "check-policy") return gpuadmit::CheckPolicyCommand(sub_argc, sub_argv);
+  if (command == "inventory") return gpuadmit::InventoryCommand(sub_argc, sub_argv);
+  std::cerr << "gpuadmit: unknown command \"" << command << "\"\n" << kUsage;
+  return gpuadmit::kExitUsage;
+}

@@ -1,0 +1,50 @@
+// Metrics: every series gpuadmit exports is declared once, in kCounters (metrics.cc), and
+// rendered in the Prometheus text format on GET /metrics.
+//
+//   metrics.Inc(Counter::kReviewsPatched);
+//   metrics.ObserveReview(std::chrono::microseconds(42));
+//
+// Thread safety: lock-free atomics; every method may be called from any thread.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace gpuadmit {
+
+enum class Counter {
+  kReviewsAllowed,
+  kReviewsPatched,
+  kReviewsDenied,
+  kReviewsFailOpen,     // degraded: gpuadmit could not decide and let the object pass
+  kReviewsFailClosed,   // degraded: gpuadmit could not decide and denied (failureMode closed)
+  kBadRequests,         // 400: body not a decodable AdmissionReview
+  kUnsupportedMedia,    // 415
+  kPayloadTooLarge,     // 413
+  kHandlerPanics,       // degraded: an exception escaped the review and was answered fail-open
+  kCount,
+};
+
+class Metrics {
+ public:
+  void Inc(Counter c) { counters_[static_cast<size_t>(c)].fetch_add(1, std::memory_order_relaxed); }
+  uint64_t Value(Counter c) const {
+    return counters_[static_cast<size_t>(c)].load(std::memory_order_relaxed);
+  }
+  void ObserveReview(std::chrono::nanoseconds took);
+  std::string Render() const;
+
+  // Review latency buckets in seconds, from 50 us (a review on a small cluster) to 1 s.
+  static constexpr std::array<double, 10> kBuckets = {50e-6, 100e-6, 250e-6, 500e-6, 1e-3,
+                                                     2.5e-3, 5e-3, 10e-3, 100e-3, 1.0};
+
+ private:
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::kCount)> counters_{};
+  std::array<std::atomic<uint64_t>, kBuckets.size() + 1> buckets_{};
+  std::atomic<uint64_t> review_nanos_{0};
+};
+
+}  // namespace gpuadmit

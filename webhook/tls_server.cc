@@ -1,0 +1,175 @@
+#include "webhook/tls_server.h"
+
+#include <limits>
+#include <thread>
+
+#include <httplib.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "webhook/elastic_task_queue.h"
+
+namespace gpuadmit {
+namespace {
+
+std::string OpenSslError() {
+  unsigned long code = ERR_get_error();
+  if (code == 0) return "unknown OpenSSL error";
+  char buf[256];
+  ERR_error_string_n(code, buf, sizeof buf);
+  ERR_clear_error();
+  return buf;
+}
+
+// Configures the server context: TLS 1.2 and up, the certificate chain and its key.
+bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, std::string& error) {
+  SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
+                                SSL_OP_CIPHER_SERVER_PREFERENCE);
+  if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1) {
+    error = "cannot require TLS 1.2: " + OpenSslError();
+    return false;
+  }
+  if (SSL_CTX_use_certificate_chain_file(&ctx, options.cert_file.c_str()) != 1) {
+    error = options.cert_file + ": not a usable PEM certificate: " + OpenSslError();
+    return false;
+  }
+  if (SSL_CTX_use_PrivateKey_file(&ctx, options.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    bool mismatch = ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH;
+    error = mismatch ? options.key_file + ": does not match the certificate in " + options.cert_file
+                     : options.key_file + ": not a usable PEM private key: " + OpenSslError();
+    ERR_clear_error();
+    return false;
+  }
+  if (SSL_CTX_check_private_key(&ctx) != 1) {
+    error = options.key_file + ": does not match the certificate in " + options.cert_file;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Counts a request as in flight for Drain().
+class TlsServer::InFlight {
+ public:
+  explicit InFlight(TlsServer& s) : s_(s) { s_.in_flight_.fetch_add(1); }
+  ~InFlight() {
+    s_.last_request_end_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count());
+    s_.in_flight_.fetch_sub(1);
+  }
+
+ private:
+  TlsServer& s_;
+};
+
+TlsServer::~TlsServer() = default;
+
+Result<std::unique_ptr<TlsServer>> TlsServer::Create(const ServerOptions& options,
+                                                     AdmissionHandler& handler, Metrics& metrics,
+                                                     Logger& log) {
+  std::unique_ptr<TlsServer> self(new TlsServer());
+  self->log_ = &log;
+  std::string error;
+  self->server_ = std::make_unique<httplib::SSLServer>(
+      [&](SSL_CTX& ctx) { return SetUpContext(ctx, options, error); });
+  if (!self->server_->is_valid()) {
+    return Error{error.empty() ? "cannot create the TLS context: " + OpenSslError() : error};
+  }
+  httplib::SSLServer& s = *self->server_;
+  size_t max_connections = options.max_connections;
+  s.new_task_queue = [max_connections] { return new ElasticTaskQueue(max_connections); };
+  s.set_tcp_nodelay(true);
+  s.set_keep_alive_max_count(std::numeric_limits<size_t>::max());
+  s.set_keep_alive_timeout(options.idle_timeout_seconds);
+  s.set_read_timeout(options.read_timeout_seconds);
+  s.set_write_timeout(options.write_timeout_seconds);
+  s.set_payload_max_length(kMaxReviewBody);
+  self->Route(handler, metrics);
+
+  if (options.port == 0) {
+    self->port_ = s.bind_to_any_port(options.host);
+    if (self->port_ < 0) return Error{"cannot bind " + options.host + " on any port"};
+  } else {
+    if (!s.bind_to_port(options.host, options.port)) {
+      return Error{"cannot bind " + options.host + ":" + std::to_string(options.port) +
+                   " (in use, or not an address of this host)"};
+    }
+    self->port_ = options.port;
+  }
+  return self;
+}
+
+void TlsServer::Route(AdmissionHandler& handler, Metrics& metrics) {
+  httplib::SSLServer& s = *server_;
+  s.Post("/mutate", [this, &handler](const httplib::Request& req, httplib::Response& res) {
+    InFlight guard(*this);
+    HandlerAnswer a = handler.Handle(req.get_header_value("Content-Type"), req.body);
+    res.status = a.status;
+    res.set_content(std::move(a.body), a.content_type.c_str());
+  });
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  s.Get("/readyz", [this, &handler](const httplib::Request&, httplib::Response& res) {
+    bool ready = !stopping_.load() && handler.Ready();
+    res.status = ready ? 200 : 503;
+    res.set_content(ready ? "ready\n" : "not ready\n", "text/plain");
+  });
+  s.Get("/metrics", [&metrics](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics.Render(), "text/plain; version=0.0.4");
+  });
+  // httplib answers an oversized body itself; give it the same JSON shape as our own errors.
+  s.set_error_handler([&metrics](const httplib::Request&, httplib::Response& res) {
+    if (res.status == 413) {
+      metrics.Inc(Counter::kPayloadTooLarge);
+      res.set_content(R"({"error":"body larger than 7 MiB"})", "application/json");
+    }
+  });
+  s.set_exception_handler(
+      [this, &metrics](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        metrics.Inc(Counter::kHandlerPanics);
+        std::string what = "unknown";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        log_->Error("route failed", {{"error", what}});
+        res.status = 500;
+        res.set_content(R"({"error":"internal error"})", "application/json");
+      });
+}
+
+bool TlsServer::Drain(std::chrono::milliseconds settle,
+                      std::chrono::steady_clock::time_point deadline) {
+  using Clock = std::chrono::steady_clock;
+  // Polling at 10 ms is far below the settle period and costs nothing while shutting down.
+  constexpr auto kPoll = std::chrono::milliseconds(10);
+  Clock::time_point quiet_since = Clock::now();
+  while (Clock::now() < deadline) {
+    if (in_flight_.load() > 0) {
+      quiet_since = Clock::now();
+    } else {
+      Clock::time_point last_end{Clock::duration(last_request_end_ns_.load())};
+      if (last_end > quiet_since) quiet_since = last_end;
+      if (Clock::now() - quiet_since >= settle) return true;
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+  return in_flight_.load() == 0;
+}
+
+void TlsServer::Run() {
+  log_->Info("serving", {{"port", std::to_string(port_)}});
+  server_->listen_after_bind();
+}
+
+void TlsServer::Stop() {
+  if (stopping_.exchange(true)) return;
+  log_->Info("stopping: readiness off, finishing in-flight requests");
+  server_->stop();
+}
+
+}  // namespace gpuadmit
