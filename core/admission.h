@@ -53,9 +53,10 @@ struct AdmissionRequest {
 // decoder stops at 10,000. 512 keeps every recursive walk of a document far from the stack's end.
 inline constexpr int kMaxJsonDepth = 512;
 
-// Decodes an AdmissionReview body. Errors (one line, for an HTTP 400) when the body is not JSON,
-// nests deeper than kMaxJsonDepth, is not an admission.k8s.io/v1 or v1beta1 AdmissionReview, or
-// has no request, uid, kind or operation. The object itself is not interpreted here.
+// Decodes an AdmissionReview body. Errors (one line, for an HTTP 400) when the body is not JSON
+// or not UTF-8, nests deeper than kMaxJsonDepth, is not an admission.k8s.io/v1 or v1beta1
+// AdmissionReview, or has no request, uid, kind or operation. The object itself is not
+// interpreted here; its metadata.managedFields and status, which no decision reads, are dropped.
 Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body);
 
 // What a review decided. Error is a failure inside gpuadmit: it is answered as the policy's
@@ -90,8 +91,5 @@ std::string EncodeAdmissionResponse(const AdmissionRequest& request,
 
 // Standard base64 (RFC 4648, with padding), as the apiserver decodes `patch`.
 std::string Base64Encode(std::string_view bytes);
-
-// Nesting depth of a JSON text, counting brackets outside strings; stops early past `limit`.
-int JsonDepth(std::string_view text, int limit);
 
 }  // namespace gpuadmit

@@ -30,10 +30,18 @@ void ReadList(const json& list, std::string_view where, ResourceList& out,
 
 void ReadContainers(const json& spec, const char* field, bool init, PodRequirements& out) {
   auto it = spec.find(field);
-  if (it == spec.end() || !it->is_array()) return;
+  if (it == spec.end() || it->is_null()) return;
+  if (!it->is_array()) {
+    out.warnings.push_back(std::string("spec.") + field + " is not a list");
+    return;
+  }
   for (size_t i = 0; i < it->size(); ++i) {
     const json& c = (*it)[i];
-    if (!c.is_object()) continue;
+    if (!c.is_object()) {
+      out.warnings.push_back(std::string("spec.") + field + "[" + std::to_string(i) +
+                             "] is not an object");
+      continue;
+    }
     ContainerNeeds needs;
     needs.index = i;
     needs.role = ContainerRole::kApp;

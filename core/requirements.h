@@ -45,7 +45,8 @@ struct PodRequirements {
 };
 
 // Reads the managed resources of every container of `pod_spec`. A quantity that is not a whole
-// number is left out and reported in `warnings`; the apiserver will reject such a pod anyway.
+// number, a container list that is not a list, a container that is not an object: each is left
+// out and reported in `warnings`; the apiserver will reject such a pod anyway.
 PodRequirements ReadPodRequirements(const nlohmann::json& pod_spec);
 
 // The pod's effective request, as the scheduler computes it: the larger of the largest init

@@ -80,6 +80,18 @@ int ServeCommand(int argc, char** argv) {
   Logger log(level);
   Metrics metrics;
   AdmissionHandler handler(log, metrics);
+  // Block the stop signals in every thread; this one waits for them with sigwait.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGUSR1);  // the server thread's own "I stopped" note
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  // TLS and the port first: the cheapest checks, and a failure is then the only line printed.
+  auto server = TlsServer::Create(options, handler, metrics, log);
+  if (!server.ok()) return ConfigError(server.error().message);
   auto policy = LoadPolicyFile(f.Value("policy"));
   if (!policy.ok()) return ConfigError(policy.error().message);
   auto snapshot = LoadClusterFile(f.Value("cluster"));
@@ -90,18 +102,6 @@ int ServeCommand(int argc, char** argv) {
             {"pods", std::to_string(snapshot.value().pod_count())}});
   handler.SetPolicy(std::make_shared<const Policy>(std::move(policy).value()));
   handler.SetSnapshot(std::make_shared<const InventorySnapshot>(std::move(snapshot).value()));
-
-  // Block the stop signals in every thread; this one waits for them with sigwait.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGUSR1);  // the server thread's own "I stopped" note
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
-
-  auto server = TlsServer::Create(options, handler, metrics, log);
-  if (!server.ok()) return ConfigError(server.error().message);
   TlsServer& s = *server.value();
   pthread_t main_thread = pthread_self();
   std::thread serving([&] {

@@ -58,10 +58,15 @@ TEST(ReadPodRequirements, FractionalOrMalformedQuantitiesAreLeftOutWithAWarning)
   EXPECT_EQ(r.warnings[2], "container \"c\" nvidia.com/gpu is not a quantity");
 }
 
-TEST(ReadPodRequirements, ToleratesSpecsOfTheWrongShape) {
+TEST(ReadPodRequirements, SpecsOfTheWrongShapeAreReportedNotRead) {
   EXPECT_TRUE(ReadPodRequirements(json("hello")).containers.empty());
-  EXPECT_TRUE(ReadPodRequirements(json{{"containers", {{"x", 1}}}}).containers.empty());
-  EXPECT_TRUE(ReadPodRequirements(json{{"containers", json::array({1, "a", nullptr})}}).containers.empty());
+  PodRequirements map = ReadPodRequirements(json{{"containers", {{"x", 1}}}});
+  EXPECT_TRUE(map.containers.empty());
+  EXPECT_EQ(map.warnings, std::vector<std::string>{"spec.containers is not a list"});
+  PodRequirements items = ReadPodRequirements(json{{"initContainers", json::array({1, "a"})}});
+  EXPECT_TRUE(items.containers.empty());
+  EXPECT_EQ(items.warnings, (std::vector<std::string>{"spec.initContainers[0] is not an object",
+                                                      "spec.initContainers[1] is not an object"}));
 }
 
 }  // namespace

