@@ -11,8 +11,10 @@ using nlohmann::json;
 
 // Parts of the admitted objects no decision reads; left out of the DOM, they cost nothing.
 // managedFields is often a third of a pod's JSON.
-constexpr std::string_view kObjectManagedFields[] = {"request", "object", "metadata", "managedFields"};
-constexpr std::string_view kOldManagedFields[] = {"request", "oldObject", "metadata", "managedFields"};
+constexpr std::string_view kObjectManagedFields[] = {"request", "object", "metadata",
+                                                     "managedFields"};
+constexpr std::string_view kOldManagedFields[] = {"request", "oldObject", "metadata",
+                                                  "managedFields"};
 constexpr std::string_view kObjectStatus[] = {"request", "object", "status"};
 constexpr std::string_view kOldStatus[] = {"request", "oldObject", "status"};
 constexpr JsonKeyPath kUnreadSubtrees[] = {kObjectManagedFields, kOldManagedFields, kObjectStatus,
@@ -27,11 +29,16 @@ std::string StringField(const json& object, const char* key) {
 }
 
 bool ParseOperation(std::string_view text, Operation& out) {
-  if (text == "CREATE") out = Operation::kCreate;
-  else if (text == "UPDATE") out = Operation::kUpdate;
-  else if (text == "DELETE") out = Operation::kDelete;
-  else if (text == "CONNECT") out = Operation::kConnect;
-  else return false;
+  if (text == "CREATE")
+    out = Operation::kCreate;
+  else if (text == "UPDATE")
+    out = Operation::kUpdate;
+  else if (text == "DELETE")
+    out = Operation::kDelete;
+  else if (text == "CONNECT")
+    out = Operation::kConnect;
+  else
+    return false;
   return true;
 }
 
@@ -51,7 +58,8 @@ std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings) {
       size_t cut = kMaxWarningLength - 3;
       // Do not split a UTF-8 sequence: back up to a lead byte.
       while (cut > 0 && (static_cast<unsigned char>(w[cut]) & 0xC0) == 0x80) --cut;
-      w = w.substr(0, cut) + "...";
+      w.resize(cut);
+      w += "...";
     }
     // Reserve room for the note that says how many were dropped.
     if (total + w.size() > kMaxWarningsTotal - 64) {
@@ -87,7 +95,8 @@ Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
   }
   json& request = *request_it;
   auto uid_it = request.find("uid");
-  if (uid_it == request.end() || !uid_it->is_string() || uid_it->get_ref<const std::string&>().empty()) {
+  if (uid_it == request.end() || !uid_it->is_string() ||
+      uid_it->get_ref<const std::string&>().empty()) {
     return Error{"request.uid is missing or not a string"};
   }
   r.uid = uid_it->get<std::string>();
@@ -103,7 +112,8 @@ Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
   }
   std::string operation = StringField(request, "operation");
   if (!ParseOperation(operation, r.operation)) {
-    return Error{"request.operation \"" + operation + "\" is not CREATE, UPDATE, DELETE or CONNECT"};
+    return Error{"request.operation \"" + operation +
+                 "\" is not CREATE, UPDATE, DELETE or CONNECT"};
   }
   r.sub_resource = StringField(request, "subResource");
   r.name = StringField(request, "name");
@@ -171,9 +181,9 @@ std::string EncodeAdmissionResponse(const AdmissionRequest& request,
         response["allowed"] = false;
         response["status"] = {{"code", 500}, {"message", "gpuadmit: " + outcome.message}};
       } else {
-        warnings.insert(warnings.begin(),
-                        "gpuadmit could not decide and let the object pass unchanged: " +
-                            outcome.message);
+        warnings.insert(
+            warnings.begin(),
+            "gpuadmit could not decide and let the object pass unchanged: " + outcome.message);
       }
       break;
   }
@@ -191,8 +201,8 @@ std::string Base64Encode(std::string_view bytes) {
   out.reserve((bytes.size() + 2) / 3 * 4);
   size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
-    uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) | (static_cast<uint8_t>(bytes[i + 1]) << 8) |
-                 static_cast<uint8_t>(bytes[i + 2]);
+    uint32_t n = (static_cast<uint8_t>(bytes[i]) << 16) |
+                 (static_cast<uint8_t>(bytes[i + 1]) << 8) | static_cast<uint8_t>(bytes[i + 2]);
     out += kAlphabet[(n >> 18) & 63];
     out += kAlphabet[(n >> 12) & 63];
     out += kAlphabet[(n >> 6) & 63];

@@ -92,7 +92,8 @@ Result<InventorySnapshot> InventorySnapshot::FromObjects(const json& list) {
     ResourceList* into = &s.pending_;
     if (!node_name.empty()) {
       auto it = by_name.find(node_name);
-      if (it == by_name.end()) continue;  // bound to a node we do not know: it uses nothing we count
+      if (it == by_name.end())
+        continue;  // bound to a node we do not know: it uses nothing we count
       into = &it->second->used;
     }
     for (const auto& [resource, count] : need) (*into)[resource] += count;

@@ -1,13 +1,13 @@
 #include "core/json_reader.h"
 
+#include <rapidjson/error/en.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <rapidjson/error/en.h>
-#include <rapidjson/memorystream.h>
-#include <rapidjson/reader.h>
 
 namespace gpuadmit {
 namespace {
@@ -108,7 +108,7 @@ class DomBuilder {
   }
 
   const JsonReadOptions& options_;
-  std::vector<json*> stack_;      // the open containers, outermost first
+  std::vector<json*> stack_;       // the open containers, outermost first
   std::vector<std::string> keys_;  // the key each open container sits under ("" in arrays)
   std::string key_;
   int skipping_ = 0;  // nesting inside a skipped value

@@ -11,10 +11,9 @@
 // Thread safety: pure function.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 #include "core/result.h"
 

@@ -55,8 +55,8 @@ std::vector<MigProfile> SmallerProfiles(const InventorySnapshot& snapshot, const
   return smaller;
 }
 
-std::vector<ContainerNeeds> Swapped(std::vector<ContainerNeeds> containers,
-                                    const std::string& from, const std::string& to) {
+std::vector<ContainerNeeds> Swapped(std::vector<ContainerNeeds> containers, const std::string& from,
+                                    const std::string& to) {
   auto move_key = [&](ResourceList& list) {
     auto it = list.find(from);
     if (it == list.end()) return;
@@ -104,8 +104,7 @@ Decision Plan(const PodRequest& pod, const InventorySnapshot& snapshot, const Po
     }
     auto products = ProductsOffering(snapshot, resource);
     if (products.empty()) {
-      d.warnings.push_back(resource + " is offered by no node; " + pod.name +
-                           " left unchanged");
+      d.warnings.push_back(resource + " is offered by no node; " + pod.name + " left unchanged");
       d.trail.push_back(resource + ": no node offers it");
       continue;
     }

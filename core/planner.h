@@ -8,12 +8,11 @@
 // Thread safety: pure function over immutable inputs.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/inventory.h"
 #include "core/policy.h"

@@ -1,9 +1,9 @@
 #include "core/policy.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <regex>
-
-#include <yaml-cpp/yaml.h>
 
 namespace gpuadmit {
 namespace {
@@ -68,7 +68,8 @@ class Validator {
 
 // The prefix becomes the domain part of annotation keys, so it must be a DNS subdomain.
 bool IsDnsSubdomain(const std::string& s) {
-  static const std::regex kSubdomain(R"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)");
+  static const std::regex kSubdomain(
+      R"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)");
   return !s.empty() && s.size() <= 253 && std::regex_match(s, kSubdomain);
 }
 
@@ -92,12 +93,15 @@ void ReadPolicy(const YAML::Node& root, Validator& v, Policy& p) {
   if (const YAML::Node n = root["annotationPrefix"]) {
     std::string prefix;
     if (v.String(n, "annotationPrefix", prefix)) {
-      if (IsDnsSubdomain(prefix)) p.annotation_prefix = prefix;
-      else v.Report(n, "annotationPrefix \"" + prefix + "\" is not a DNS subdomain");
+      if (IsDnsSubdomain(prefix))
+        p.annotation_prefix = prefix;
+      else
+        v.Report(n, "annotationPrefix \"" + prefix + "\" is not a DNS subdomain");
     }
   }
   if (const YAML::Node n = root["failureMode"]) {
-    v.Enum<FailureMode>(n, "failureMode", {{"open", FailureMode::kOpen}, {"closed", FailureMode::kClosed}},
+    v.Enum<FailureMode>(n, "failureMode",
+                        {{"open", FailureMode::kOpen}, {"closed", FailureMode::kClosed}},
                         p.failure_mode);
   }
   if (const YAML::Node n = root["exemptNamespaces"]) {

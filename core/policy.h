@@ -2,7 +2,8 @@
 // whole, validated strictly, then shared read-only (std::shared_ptr<const Policy>).
 //
 //   auto parsed = ParsePolicy(text);
-//   if (!parsed.ok()) for (const PolicyIssue& i : parsed.error()) print(i.line, i.column, i.message);
+//   if (!parsed.ok()) for (const PolicyIssue& i : parsed.error()) print(i.line, i.column,
+//   i.message);
 //
 // Thread safety: pure functions; a Policy is a value.
 #pragma once

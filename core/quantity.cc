@@ -22,8 +22,8 @@ Int Pow(Int base, int exponent) {
 }
 
 struct Suffix {
-  int base = 10;      // 10 (decimal SI and exponents) or 2 (binary SI)
-  int exponent = 0;   // power of base
+  int base = 10;     // 10 (decimal SI and exponents) or 2 (binary SI)
+  int exponent = 0;  // power of base
 };
 
 bool ParseSuffix(std::string_view s, Suffix& out) {
@@ -37,16 +37,35 @@ bool ParseSuffix(std::string_view s, Suffix& out) {
   }
   if (s.size() == 1) {
     switch (s[0]) {
-      case 'n': out = {10, -9}; return true;
-      case 'u': out = {10, -6}; return true;
-      case 'm': out = {10, -3}; return true;
-      case 'k': out = {10, 3}; return true;
-      case 'M': out = {10, 6}; return true;
-      case 'G': out = {10, 9}; return true;
-      case 'T': out = {10, 12}; return true;
-      case 'P': out = {10, 15}; return true;
-      case 'E': out = {10, 18}; return true;
-      default: break;
+      case 'n':
+        out = {10, -9};
+        return true;
+      case 'u':
+        out = {10, -6};
+        return true;
+      case 'm':
+        out = {10, -3};
+        return true;
+      case 'k':
+        out = {10, 3};
+        return true;
+      case 'M':
+        out = {10, 6};
+        return true;
+      case 'G':
+        out = {10, 9};
+        return true;
+      case 'T':
+        out = {10, 12};
+        return true;
+      case 'P':
+        out = {10, 15};
+        return true;
+      case 'E':
+        out = {10, 18};
+        return true;
+      default:
+        break;
     }
   }
   if (s[0] == 'e' || s[0] == 'E') {

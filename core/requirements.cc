@@ -53,7 +53,8 @@ void ReadContainers(const json& spec, const char* field, bool init, PodRequireme
     if (auto name = c.find("name"); name != c.end() && name->is_string()) needs.name = *name;
     std::string where = std::string("container \"") + needs.name + "\"";
     if (auto res = c.find("resources"); res != c.end() && res->is_object()) {
-      if (auto l = res->find("limits"); l != res->end()) ReadList(*l, where, needs.limits, out.warnings);
+      if (auto l = res->find("limits"); l != res->end())
+        ReadList(*l, where, needs.limits, out.warnings);
       if (auto r = res->find("requests"); r != res->end()) {
         ReadList(*r, where, needs.requests, out.warnings);
       }
@@ -77,9 +78,7 @@ int64_t Get(const ResourceList& list, std::string_view resource) {
   return it == list.end() ? 0 : it->second;
 }
 
-bool IsManagedResource(std::string_view resource) {
-  return resource.starts_with("nvidia.com/");
-}
+bool IsManagedResource(std::string_view resource) { return resource.starts_with("nvidia.com/"); }
 
 ResourceList ContainerNeeds::Effective() const {
   ResourceList out = limits;

@@ -10,11 +10,10 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace gpuadmit {
 
@@ -31,9 +30,9 @@ enum class ContainerRole { kInit, kSidecar, kApp };
 struct ContainerNeeds {
   std::string name;
   ContainerRole role = ContainerRole::kApp;
-  size_t index = 0;            // position in spec.initContainers or spec.containers
+  size_t index = 0;  // position in spec.initContainers or spec.containers
   ResourceList limits;
-  ResourceList requests;       // as written; see Effective() for the defaulted value
+  ResourceList requests;           // as written; see Effective() for the defaulted value
   ResourceList Effective() const;  // requests, each defaulting to its limit
 };
 

@@ -22,8 +22,11 @@ struct Error {
 template <typename T, typename E = Error>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit
-  Result(E error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit
+  // Implicit on purpose: `return value;` and `return Error{...};` read as the contract says.
+  // cppcheck-suppress noExplicitConstructor
+  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
+  // cppcheck-suppress noExplicitConstructor
+  Result(E error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
 
   bool ok() const { return state_.index() == 0; }
   const T& value() const& { return std::get<0>(state_); }

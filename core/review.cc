@@ -1,6 +1,8 @@
 #include "core/review.h"
 
+#include <algorithm>
 #include <exception>
+#include <iterator>
 #include <tuple>
 
 #include "core/mutations.h"
@@ -30,9 +32,11 @@ std::string ObjectName(const AdmissionRequest& r) {
 auto GpuAsk(const json& object, const PodSpecLocation& at) {
   std::vector<std::tuple<int, std::string, ResourceList, ResourceList>> ask;
   if (!object.is_object() || !object.contains(at.spec)) return ask;
-  for (const ContainerNeeds& c : ReadPodRequirements(object.at(at.spec)).containers) {
-    ask.emplace_back(static_cast<int>(c.role), c.name, c.limits, c.requests);
-  }
+  const auto containers = ReadPodRequirements(object.at(at.spec)).containers;
+  std::transform(containers.begin(), containers.end(), std::back_inserter(ask),
+                 [](const ContainerNeeds& c) {
+                   return std::make_tuple(static_cast<int>(c.role), c.name, c.limits, c.requests);
+                 });
   return ask;
 }
 

@@ -1,5 +1,7 @@
 #include "core/scheduling.h"
 
+#include <algorithm>
+
 #include "core/inventory.h"
 
 namespace gpuadmit {
@@ -47,11 +49,10 @@ bool CanRunOn(const SchedulingConstraints& constraints, const NodeInventory& nod
   }
   for (const Taint& taint : node.taints) {
     if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    bool tolerated = false;
-    for (const Toleration& t : constraints.tolerations) {
-      if ((tolerated = t.Tolerates(taint))) break;
+    if (std::none_of(constraints.tolerations.begin(), constraints.tolerations.end(),
+                     [&](const Toleration& t) { return t.Tolerates(taint); })) {
+      return false;
     }
-    if (!tolerated) return false;
   }
   return true;
 }

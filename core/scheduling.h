@@ -9,10 +9,9 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace gpuadmit {
 
@@ -23,10 +22,10 @@ struct Taint {
 };
 
 struct Toleration {
-  std::string key;       // empty with Exists: every key
+  std::string key;  // empty with Exists: every key
   std::string op = "Equal";
   std::string value;
-  std::string effect;    // empty: every effect
+  std::string effect;  // empty: every effect
   bool Tolerates(const Taint& taint) const;
 };
 

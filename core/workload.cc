@@ -1,5 +1,7 @@
 #include "core/workload.h"
 
+#include <algorithm>
+#include <iterator>
 #include <string_view>
 
 namespace gpuadmit {
@@ -29,10 +31,10 @@ constexpr KnownKind kKnownKinds[] = {
 };
 
 const KnownKind* Lookup(const GroupVersionKind& kind) {
-  for (const KnownKind& k : kKnownKinds) {
-    if (k.group == kind.group && k.kind == kind.kind) return &k;
-  }
-  return nullptr;
+  const auto* it = std::find_if(
+      std::begin(kKnownKinds), std::end(kKnownKinds),
+      [&](const KnownKind& k) { return k.group == kind.group && k.kind == kind.kind; });
+  return it == std::end(kKnownKinds) ? nullptr : it;
 }
 
 }  // namespace

@@ -7,9 +7,8 @@
 // Thread safety: pure functions.
 #pragma once
 
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "core/admission.h"
 #include "core/result.h"
@@ -17,9 +16,10 @@
 namespace gpuadmit {
 
 struct PodSpecLocation {
-  nlohmann::json::json_pointer spec;      // e.g. /spec/template/spec
-  nlohmann::json::json_pointer metadata;  // the pod (template) metadata, e.g. /spec/template/metadata
-  bool is_pod = false;                    // a Pod object, not a template
+  nlohmann::json::json_pointer spec;  // e.g. /spec/template/spec
+  nlohmann::json::json_pointer
+      metadata;         // the pod (template) metadata, e.g. /spec/template/metadata
+  bool is_pod = false;  // a Pod object, not a template
 };
 
 // True for the kinds whose pod specs gpuadmit knows: Pod, and the built-in workload kinds.

@@ -1,9 +1,11 @@
 #include "core/yaml_json.h"
 
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <iterator>
 #include <regex>
 #include <string>
-
-#include <yaml-cpp/yaml.h>
 
 namespace gpuadmit {
 namespace {
@@ -35,7 +37,8 @@ json Convert(const YAML::Node& node) {
       return node.Tag() == "?" ? PlainScalar(node.Scalar()) : json(node.Scalar());
     case YAML::NodeType::Sequence: {
       json out = json::array();
-      for (const YAML::Node& item : node) out.push_back(Convert(item));
+      std::transform(node.begin(), node.end(), std::back_inserter(out),
+                     [](const YAML::Node& item) { return Convert(item); });
       return out;
     }
     case YAML::NodeType::Map: {
@@ -54,8 +57,8 @@ Result<json> YamlToJson(std::string_view text) {
     return Convert(YAML::Load(std::string(text)));
   } catch (const YAML::Exception& e) {
     if (e.mark.is_null()) return Error{e.msg};
-    return Error{std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) +
-                 ": " + e.msg};
+    return Error{std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": " +
+                 e.msg};
   }
 }
 

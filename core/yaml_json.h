@@ -7,9 +7,8 @@
 // Thread safety: pure function.
 #pragma once
 
-#include <string_view>
-
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "core/result.h"
 

@@ -4,7 +4,6 @@
 #include <cctype>
 #include <chrono>
 #include <exception>
-
 #include <nlohmann/json.hpp>
 
 #include "core/admission.h"
@@ -14,15 +13,18 @@ namespace gpuadmit {
 namespace {
 
 std::string ErrorBody(std::string_view reason) {
-  return nlohmann::json({{"error", reason}}).dump(-1, ' ', false,
-                                                  nlohmann::json::error_handler_t::replace);
+  return nlohmann::json({{"error", reason}})
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Counter CounterFor(AdmissionOutcome::Kind kind, FailureMode mode) {
   switch (kind) {
-    case AdmissionOutcome::Kind::kAllow: return Counter::kReviewsAllowed;
-    case AdmissionOutcome::Kind::kPatch: return Counter::kReviewsPatched;
-    case AdmissionOutcome::Kind::kDeny: return Counter::kReviewsDenied;
+    case AdmissionOutcome::Kind::kAllow:
+      return Counter::kReviewsAllowed;
+    case AdmissionOutcome::Kind::kPatch:
+      return Counter::kReviewsPatched;
+    case AdmissionOutcome::Kind::kDeny:
+      return Counter::kReviewsDenied;
     case AdmissionOutcome::Kind::kError:
       return mode == FailureMode::kOpen ? Counter::kReviewsFailOpen : Counter::kReviewsFailClosed;
   }
@@ -31,10 +33,14 @@ Counter CounterFor(AdmissionOutcome::Kind kind, FailureMode mode) {
 
 constexpr std::string_view OutcomeName(AdmissionOutcome::Kind kind) {
   switch (kind) {
-    case AdmissionOutcome::Kind::kAllow: return "allow";
-    case AdmissionOutcome::Kind::kPatch: return "patch";
-    case AdmissionOutcome::Kind::kDeny: return "deny";
-    case AdmissionOutcome::Kind::kError: return "error";
+    case AdmissionOutcome::Kind::kAllow:
+      return "allow";
+    case AdmissionOutcome::Kind::kPatch:
+      return "patch";
+    case AdmissionOutcome::Kind::kDeny:
+      return "deny";
+    case AdmissionOutcome::Kind::kError:
+      return "error";
   }
   return "";
 }
@@ -86,7 +92,9 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
       std::string trail;
       for (const std::string& step : a.trail) trail += (trail.empty() ? "" : "; ") + step;
       log_.Log(level, "review",
-               {{"uid", a.uid}, {"object", a.summary}, {"outcome", OutcomeName(a.kind)},
+               {{"uid", a.uid},
+                {"object", a.summary},
+                {"outcome", OutcomeName(a.kind)},
                 {"trail", trail}});
     }
     return {200, a.body};
@@ -98,9 +106,10 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
     auto request = DecodeAdmissionReview(body);
     if (!request.ok()) return {500, ErrorBody("internal error")};
     metrics_.Inc(CounterFor(AdmissionOutcome::Kind::kError, p.failure_mode));
-    return {200, EncodeAdmissionResponse(request.value(),
-                                         AdmissionOutcome::Fail(std::string("internal error: ") + e.what()),
-                                         p.failure_mode)};
+    return {200,
+            EncodeAdmissionResponse(
+                request.value(), AdmissionOutcome::Fail(std::string("internal error: ") + e.what()),
+                p.failure_mode)};
   }
 }
 

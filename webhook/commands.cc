@@ -1,15 +1,15 @@
 #include "webhook/commands.h"
 
+#include <fmt/format.h>
+#include <pthread.h>
+
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <pthread.h>
-#include <thread>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "core/review.h"
 #include "webhook/admission_handler.h"
@@ -52,12 +52,13 @@ int ServeCommand(int argc, char** argv) {
   // Live sources arrive with the inventory issue; refuse them clearly rather than ignore them.
   for (const char* later : {"kubeconfig", "prometheus", "metrics-listen"}) {
     if (f.Has(later)) {
-      return UsageError("serve", std::string("--") + later +
-                                     " is not supported yet; use --cluster FILE");
+      return UsageError("serve",
+                        std::string("--") + later + " is not supported yet; use --cluster FILE");
     }
   }
   if (!f.Has("cluster")) {
-    return UsageError("serve", "--cluster FILE is required (in-cluster inventory is not built yet)");
+    return UsageError("serve",
+                      "--cluster FILE is required (in-cluster inventory is not built yet)");
   }
   LogLevel level = LogLevel::kInfo;
   if (f.Has("log-level") && !ParseLogLevel(f.Value("log-level"), level)) {
@@ -96,10 +97,9 @@ int ServeCommand(int argc, char** argv) {
   if (!policy.ok()) return ConfigError(policy.error().message);
   auto snapshot = LoadClusterFile(f.Value("cluster"));
   if (!snapshot.ok()) return ConfigError(snapshot.error().message);
-  log.Info("inventory loaded",
-           {{"file", f.Value("cluster")},
-            {"nodes", std::to_string(snapshot.value().nodes().size())},
-            {"pods", std::to_string(snapshot.value().pod_count())}});
+  log.Info("inventory loaded", {{"file", f.Value("cluster")},
+                                {"nodes", std::to_string(snapshot.value().nodes().size())},
+                                {"pods", std::to_string(snapshot.value().pod_count())}});
   handler.SetPolicy(std::make_shared<const Policy>(std::move(policy).value()));
   handler.SetSnapshot(std::make_shared<const InventorySnapshot>(std::move(snapshot).value()));
   TlsServer& s = *server.value();
@@ -108,7 +108,8 @@ int ServeCommand(int argc, char** argv) {
     s.Run();
     pthread_kill(main_thread, SIGUSR1);
   });
-  serving.detach();  // idle kept-alive connections may outlive the drain; the process exit ends them
+  serving
+      .detach();  // idle kept-alive connections may outlive the drain; the process exit ends them
 
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
@@ -116,7 +117,8 @@ int ServeCommand(int argc, char** argv) {
     log.Error("server stopped on its own");
     return kExitConfig;
   }
-  log.Info("signal received, draining", {{"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  log.Info("signal received, draining",
+           {{"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}});
   s.Stop();
   // 8 s: inside the 10 s the issue allows, and inside Kubernetes' 30 s grace period.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);

@@ -1,7 +1,6 @@
 #include "webhook/config_files.h"
 
 #include <cctype>
-
 #include <nlohmann/json.hpp>
 
 #include "core/yaml_json.h"
@@ -17,8 +16,8 @@ Result<Policy> LoadPolicyFile(const std::string& path) {
   std::string message;
   for (const PolicyIssue& issue : policy.error()) {
     if (!message.empty()) message += '\n';
-    message += path + ":" + std::to_string(issue.line) + ":" + std::to_string(issue.column) +
-               ": " + issue.message;
+    message += path + ":" + std::to_string(issue.line) + ":" + std::to_string(issue.column) + ": " +
+               issue.message;
   }
   return Error{message};
 }

@@ -8,6 +8,8 @@
 // Thread safety: enqueue may be called from any thread; shutdown once, after the last enqueue.
 #pragma once
 
+#include <httplib.h>
+
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -15,8 +17,6 @@
 #include <mutex>
 #include <thread>
 #include <vector>
-
-#include <httplib.h>
 
 namespace gpuadmit {
 

@@ -1,10 +1,10 @@
 #include "webhook/log.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-
-#include <fmt/format.h>
 
 namespace gpuadmit {
 namespace {
@@ -40,7 +40,8 @@ void AppendValue(std::string& line, std::string_view value) {
 std::string Timestamp() {
   auto now = std::chrono::system_clock::now();
   std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  auto millis = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
   std::tm utc{};
   gmtime_r(&seconds, &utc);
   char buf[32];

@@ -8,7 +8,8 @@
 
 namespace {
 
-constexpr std::string_view kUsage = R"(gpuadmit: a Kubernetes mutating admission webhook for GPU workloads
+constexpr std::string_view kUsage =
+    R"(gpuadmit: a Kubernetes mutating admission webhook for GPU workloads
 
 Usage:
   gpuadmit serve   --policy FILE --tls-cert FILE --tls-key FILE [--listen 0.0.0.0:8443]

@@ -1,8 +1,8 @@
 #include "webhook/metrics.h"
 
-#include <string_view>
-
 #include <fmt/format.h>
+
+#include <string_view>
 
 namespace gpuadmit {
 namespace {

@@ -19,12 +19,12 @@ enum class Counter {
   kReviewsAllowed,
   kReviewsPatched,
   kReviewsDenied,
-  kReviewsFailOpen,     // degraded: gpuadmit could not decide and let the object pass
-  kReviewsFailClosed,   // degraded: gpuadmit could not decide and denied (failureMode closed)
-  kBadRequests,         // 400: body not a decodable AdmissionReview
-  kUnsupportedMedia,    // 415
-  kPayloadTooLarge,     // 413
-  kHandlerPanics,       // degraded: an exception escaped the review and was answered fail-open
+  kReviewsFailOpen,    // degraded: gpuadmit could not decide and let the object pass
+  kReviewsFailClosed,  // degraded: gpuadmit could not decide and denied (failureMode closed)
+  kBadRequests,        // 400: body not a decodable AdmissionReview
+  kUnsupportedMedia,   // 415
+  kPayloadTooLarge,    // 413
+  kHandlerPanics,      // degraded: an exception escaped the review and was answered fail-open
   kCount,
 };
 
@@ -38,8 +38,8 @@ class Metrics {
   std::string Render() const;
 
   // Review latency buckets in seconds, from 50 us (a review on a small cluster) to 1 s.
-  static constexpr std::array<double, 10> kBuckets = {50e-6, 100e-6, 250e-6, 500e-6, 1e-3,
-                                                     2.5e-3, 5e-3, 10e-3, 100e-3, 1.0};
+  static constexpr std::array<double, 10> kBuckets = {50e-6,  100e-6, 250e-6, 500e-6, 1e-3,
+                                                      2.5e-3, 5e-3,   10e-3,  100e-3, 1.0};
 
  private:
   std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::kCount)> counters_{};

@@ -1,12 +1,12 @@
 #include "webhook/tls_server.h"
 
-#include <limits>
-#include <thread>
-
 #include <httplib.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+
+#include <limits>
+#include <thread>
 
 #include "webhook/elastic_task_queue.h"
 
@@ -24,8 +24,8 @@ std::string OpenSslError() {
 
 // Configures the server context: TLS 1.2 and up, the certificate chain and its key.
 bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, std::string& error) {
-  SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
-                                SSL_OP_CIPHER_SERVER_PREFERENCE);
+  SSL_CTX_set_options(
+      &ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1) {
     error = "cannot require TLS 1.2: " + OpenSslError();
     return false;

@@ -17,7 +17,8 @@ AdmissionRequest Decoded(const std::string& fixture) {
 }
 
 TEST(DecodeAdmissionReview, ReadsEveryFieldOfAV1PodCreate) {
-  AdmissionRequest r = Decoded("tests/fixtures/admission/v1-pod-create-kubernetes-admin-unprivileged.json");
+  AdmissionRequest r =
+      Decoded("tests/fixtures/admission/v1-pod-create-kubernetes-admin-unprivileged.json");
   EXPECT_EQ(r.api_version, "admission.k8s.io/v1");
   EXPECT_FALSE(r.uid.empty());
   EXPECT_EQ(r.kind.kind, "Pod");
@@ -36,7 +37,8 @@ TEST(DecodeAdmissionReview, ReadsEveryFieldOfAV1PodCreate) {
 }
 
 TEST(DecodeAdmissionReview, ReadsV1Beta1AndKeepsItsApiVersionToEcho) {
-  AdmissionRequest r = Decoded("tests/fixtures/admission/v1beta1-deployment-create-minikube-no-annotation.json");
+  AdmissionRequest r =
+      Decoded("tests/fixtures/admission/v1beta1-deployment-create-minikube-no-annotation.json");
   EXPECT_EQ(r.api_version, "admission.k8s.io/v1beta1");
   EXPECT_EQ(r.kind.group, "apps");
   EXPECT_EQ(r.kind.kind, "Deployment");
@@ -52,7 +54,8 @@ TEST(DecodeAdmissionReview, ReadsDeleteWithOldObjectAndNoObject) {
 
 TEST(DecodeAdmissionReview, ReadsDryRunAndSubResource) {
   EXPECT_TRUE(Decoded("tests/fixtures/gpu/kubectl-pod-dryrun.json").dry_run);
-  EXPECT_EQ(Decoded("tests/fixtures/gpu/kubectl-pod-status-subresource.json").sub_resource, "status");
+  EXPECT_EQ(Decoded("tests/fixtures/gpu/kubectl-pod-status-subresource.json").sub_resource,
+            "status");
 }
 
 TEST(DecodeAdmissionReview, RefusesBodiesThatAreNotAnAdmissionReviewWithOneLineReasons) {
@@ -64,7 +67,8 @@ TEST(DecodeAdmissionReview, RefusesBodiesThatAreNotAnAdmissionReviewWithOneLineR
       {"[1,2]", "body is not a JSON object"},
       {R"({"apiVersion":"admission.k8s.io/v2","kind":"AdmissionReview"})",
        "apiVersion \"admission.k8s.io/v2\" is not admission.k8s.io/v1 or v1beta1"},
-      {R"({"apiVersion":"admission.k8s.io/v1","kind":"Foo"})", "kind \"Foo\" is not AdmissionReview"},
+      {R"({"apiVersion":"admission.k8s.io/v1","kind":"Foo"})",
+       "kind \"Foo\" is not AdmissionReview"},
       {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"})",
        "AdmissionReview has no request object"},
       {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"kind":{"kind":"Pod"},"operation":"CREATE"}})",
@@ -99,9 +103,10 @@ TEST(EncodeAdmissionResponse, AllowEchoesApiVersionKindAndUidWithoutPatchFields)
 }
 
 TEST(EncodeAdmissionResponse, PatchCarriesBase64OperationsAndPatchTypeTogether) {
-  json ops = json::array({{{"op", "add"}, {"path", "/metadata/annotations"}, {"value", json::object()}}});
-  json out = json::parse(EncodeAdmissionResponse(MinimalRequest(), AdmissionOutcome::Patch(ops),
-                                                 FailureMode::kOpen));
+  json ops =
+      json::array({{{"op", "add"}, {"path", "/metadata/annotations"}, {"value", json::object()}}});
+  json out = json::parse(
+      EncodeAdmissionResponse(MinimalRequest(), AdmissionOutcome::Patch(ops), FailureMode::kOpen));
   EXPECT_EQ(out["response"]["patchType"], "JSONPatch");
   EXPECT_EQ(out["response"]["patch"], Base64Encode(ops.dump()));
 }
@@ -122,7 +127,8 @@ TEST(EncodeAdmissionResponse, FailureAnswersByTheFailureMode) {
   json closed = json::parse(EncodeAdmissionResponse(
       MinimalRequest(), AdmissionOutcome::Fail("boom"), FailureMode::kClosed));
   EXPECT_EQ(closed["response"]["allowed"], false);
-  EXPECT_EQ(closed["response"]["status"], json::parse(R"({"code":500,"message":"gpuadmit: boom"})"));
+  EXPECT_EQ(closed["response"]["status"],
+            json::parse(R"({"code":500,"message":"gpuadmit: boom"})"));
 }
 
 TEST(EncodeAdmissionResponse, DenyCarriesStatusAndNoPatch) {

@@ -24,7 +24,8 @@ TEST(InventorySnapshot, DemoClusterHasSeed003CapacityAndItsRunningPodsSubtracted
   ASSERT_EQ(s.nodes().size(), 3u);
   const NodeInventory& small = Node(s, "gpu-small");
   const NodeInventory& medium = Node(s, "gpu-medium");
-  EXPECT_EQ(small.allocatable, (ResourceList{{"nvidia.com/gpu", 0}, {"nvidia.com/mig-1g.10gb", 28}}));
+  EXPECT_EQ(small.allocatable,
+            (ResourceList{{"nvidia.com/gpu", 0}, {"nvidia.com/mig-1g.10gb", 28}}));
   EXPECT_EQ(small.Free("nvidia.com/mig-1g.10gb"), 22);
   EXPECT_EQ(medium.Free("nvidia.com/mig-2g.20gb"), 7);  // the Succeeded pod frees its device
   EXPECT_EQ(medium.Free("nvidia.com/mig-1g.10gb"), 3);
@@ -49,9 +50,10 @@ TEST(InventorySnapshot, ReadsRealNodeObjects) {
   InventorySnapshot s = SnapshotOf(json{{"items", {node.value()}}});
   ASSERT_EQ(s.nodes().size(), 1u);
   // Capacity says one 3g.20gb, allocatable says none: allocatable is what can be scheduled.
-  EXPECT_EQ(s.nodes()[0].allocatable,
-            (ResourceList{{"nvidia.com/gpu", 0}, {"nvidia.com/mig-1g.5gb", 3},
-                          {"nvidia.com/mig-2g.10gb", 1}, {"nvidia.com/mig-3g.20gb", 0}}));
+  EXPECT_EQ(s.nodes()[0].allocatable, (ResourceList{{"nvidia.com/gpu", 0},
+                                                    {"nvidia.com/mig-1g.5gb", 3},
+                                                    {"nvidia.com/mig-2g.10gb", 1},
+                                                    {"nvidia.com/mig-3g.20gb", 0}}));
   EXPECT_EQ(s.nodes()[0].Product(), "NVIDIA-A100-SXM4-40GB");
   EXPECT_TRUE(s.nodes()[0].ready);
 }

@@ -10,8 +10,9 @@ namespace {
 using nlohmann::json;
 
 TEST(ParseJson, BuildsTheSameDomAsNlohmannForRealDocuments) {
-  for (const char* file : {"bench/fixtures/pod-review-3k.json", "manifests/examples/demo-cluster.json",
-                           "tests/fixtures/admission/v1-pod-create-sleep-100ms.json"}) {
+  for (const char* file :
+       {"bench/fixtures/pod-review-3k.json", "manifests/examples/demo-cluster.json",
+        "tests/fixtures/admission/v1-pod-create-sleep-100ms.json"}) {
     std::string text = testing::ReadSourceFile(file);
     auto ours = ParseJson(text);
     ASSERT_TRUE(ours.ok()) << file << ": " << ours.error().message;
@@ -36,16 +37,18 @@ TEST(ParseJson, SkipsTheSubtreesAskedFor) {
   static constexpr std::string_view kManaged[] = {"request", "object", "metadata", "managedFields"};
   static constexpr std::string_view kAnyStatus[] = {"*", "status"};
   static constexpr JsonKeyPath kSkips[] = {kManaged, kAnyStatus};
-  auto doc = ParseJson(R"({"request":{"object":{"metadata":{"name":"p","managedFields":[{"a":[1,{}]}]},
+  auto doc =
+      ParseJson(R"({"request":{"object":{"metadata":{"name":"p","managedFields":[{"a":[1,{}]}]},
       "status":{"x":1}}},"x":{"status":[1],"y":2},"status":"top"})",
-                       {.skip = kSkips});
+                {.skip = kSkips});
   ASSERT_TRUE(doc.ok()) << doc.error().message;
   EXPECT_EQ(doc.value(), json::parse(R"({"request":{"object":{"metadata":{"name":"p"},
       "status":{"x":1}}},"x":{"y":2},"status":"top"})"));
 }
 
 TEST(ParseJson, RefusesDeepNestingInvalidUtf8AndTrailingGarbage) {
-  EXPECT_EQ(ParseJson(std::string(100000, '[')).error().message, "JSON nests deeper than 512 levels");
+  EXPECT_EQ(ParseJson(std::string(100000, '[')).error().message,
+            "JSON nests deeper than 512 levels");
   EXPECT_TRUE(ParseJson(std::string(512, '[') + std::string(512, ']')).ok());
   EXPECT_EQ(ParseJson("\"\xff\"").error().message, "invalid JSON at byte 1: invalid UTF-8");
   EXPECT_EQ(ParseJson("{} x").error().message,
@@ -62,17 +65,19 @@ namespace {
 TEST(ParseJson, AcceptsEveryValidUtf8FormAndNamesTheFirstBadByte) {
   // 2, 3 and 4 byte forms, at the edges of the valid ranges, amid ASCII runs of 8+ bytes.
   EXPECT_TRUE(ParseJson("\"abcdefgh\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xef\xbf\xbf"
-                        "\xf0\x90\x80\x80\xf4\x8f\xbf\xbf" "abcdefgh\"").ok());
+                        "\xf0\x90\x80\x80\xf4\x8f\xbf\xbf"
+                        "abcdefgh\"")
+                  .ok());
   struct Case {
     const char* text;
     const char* error;
   } cases[] = {
-      {"\"\xc0\xaf\"", "invalid JSON at byte 1: invalid UTF-8"},          // overlong '/'
-      {"\"\xe0\x80\xaf\"", "invalid JSON at byte 1: invalid UTF-8"},      // overlong 3-byte
-      {"\"\xed\xa0\x80\"", "invalid JSON at byte 1: invalid UTF-8"},      // surrogate
-      {"\"\xf4\x90\x80\x80\"", "invalid JSON at byte 1: invalid UTF-8"},  // above U+10FFFF
+      {"\"\xc0\xaf\"", "invalid JSON at byte 1: invalid UTF-8"},             // overlong '/'
+      {"\"\xe0\x80\xaf\"", "invalid JSON at byte 1: invalid UTF-8"},         // overlong 3-byte
+      {"\"\xed\xa0\x80\"", "invalid JSON at byte 1: invalid UTF-8"},         // surrogate
+      {"\"\xf4\x90\x80\x80\"", "invalid JSON at byte 1: invalid UTF-8"},     // above U+10FFFF
       {"\"abcdefghij\xe2\x82\"", "invalid JSON at byte 11: invalid UTF-8"},  // truncated
-      {"\"\x80\"", "invalid JSON at byte 1: invalid UTF-8"},              // lone continuation
+      {"\"\x80\"", "invalid JSON at byte 1: invalid UTF-8"},                 // lone continuation
   };
   for (const Case& c : cases) {
     auto doc = ParseJson(c.text);

@@ -8,7 +8,8 @@ namespace {
 using nlohmann::json;
 
 json Container(const std::string& name, json limits, json requests = json::object()) {
-  return {{"name", name}, {"image", "x"}, {"resources", {{"limits", limits}, {"requests", requests}}}};
+  return {
+      {"name", name}, {"image", "x"}, {"resources", {{"limits", limits}, {"requests", requests}}}};
 }
 
 TEST(ReadPodRequirements, RequestsDefaultToLimitsForExtendedResources) {

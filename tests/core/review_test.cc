@@ -76,7 +76,8 @@ void ExpectIdempotent(const std::string& body, const Answer& first, const Invent
 }
 
 TEST(Fallback, TwoGTwentyFreeLeavesThePodUnchanged) {
-  Answer a = ReviewOf(ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"), SnapshotOf(DemoCluster()));
+  Answer a =
+      ReviewOf(ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"), SnapshotOf(DemoCluster()));
   EXPECT_EQ(a.response["allowed"], true);
   EXPECT_FALSE(a.response.contains("patch"));
   EXPECT_FALSE(a.response.contains("warnings"));
@@ -135,7 +136,8 @@ TEST(Fallback, TemplatesOfEveryWorkloadKindFallBackInTheirTemplate) {
     std::string body = ReadSourceFile(std::string("tests/fixtures/gpu/") + c.fixture);
     Answer a = ReviewOf(body, s);
     ASSERT_EQ(a.patch.size(), 5u) << c.fixture;
-    EXPECT_EQ(a.patch[1]["path"], std::string(c.spec) + "/containers/0/resources/limits/nvidia.com~1mig-1g.10gb");
+    EXPECT_EQ(a.patch[1]["path"],
+              std::string(c.spec) + "/containers/0/resources/limits/nvidia.com~1mig-1g.10gb");
     EXPECT_EQ(a.patch[4]["path"], c.annotations_op) << c.fixture;
     ExpectIdempotent(body, a, s);
   }
@@ -146,7 +148,10 @@ TEST(Fallback, ExistingAnnotationsGetOneMoreKey) {
   InventorySnapshot s = SnapshotOf(Exhausted2g());
   Answer a = ReviewOf(body, s);
   ASSERT_FALSE(a.patch.empty());
-  EXPECT_EQ(a.patch.back(), json::parse(R"({"op":"add","path":"/metadata/annotations/gpuadmit.io~1fallback","value":"2g.20gb->1g.10gb"})"));
+  EXPECT_EQ(
+      a.patch.back(),
+      json::parse(
+          R"({"op":"add","path":"/metadata/annotations/gpuadmit.io~1fallback","value":"2g.20gb->1g.10gb"})"));
   ExpectIdempotent(body, a, s);
 }
 
@@ -180,13 +185,15 @@ TEST(Fallback, MultiTierSkipsAProfileThatIsNotFreeEither) {
   // A 70 GB H200 with 3g.40gb, 2g.20gb and 1g.10gb, 3g.40gb and 2g.20gb all taken.
   json cluster = DemoCluster();
   for (json& item : cluster["items"]) {
-    if (item["metadata"]["name"] == "gpu-medium") item["status"]["allocatable"]["nvidia.com/mig-3g.40gb"] = "2";
+    if (item["metadata"]["name"] == "gpu-medium")
+      item["status"]["allocatable"]["nvidia.com/mig-3g.40gb"] = "2";
   }
   AddBoundPods(cluster, "gpu-medium", "nvidia.com/mig-3g.40gb", 2);
   AddBoundPods(cluster, "gpu-medium", k2g, 7);
   json review = json::parse(ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"));
   json& res = review["request"]["object"]["spec"]["containers"][0]["resources"];
-  res = {{"limits", {{"nvidia.com/mig-3g.40gb", "1"}}}, {"requests", {{"nvidia.com/mig-3g.40gb", "1"}}}};
+  res = {{"limits", {{"nvidia.com/mig-3g.40gb", "1"}}},
+         {"requests", {{"nvidia.com/mig-3g.40gb", "1"}}}};
   Answer a = ReviewOf(review.dump(), SnapshotOf(cluster));
   ASSERT_EQ(a.patch.size(), 5u);
   EXPECT_EQ(a.patch[4]["value"], json({{"gpuadmit.io/fallback", "3g.40gb->1g.10gb"}}));
@@ -226,7 +233,7 @@ TEST(Fallback, ThePolicyCanSwitchItOffAndChangeThePrefix) {
 TEST(Review, PassesWhatItMustNotTouch) {
   InventorySnapshot s = SnapshotOf(Exhausted2g());
   for (const char* fixture : {
-           "tests/fixtures/gpu/kubectl-pod-status-subresource.json",   // subresource
+           "tests/fixtures/gpu/kubectl-pod-status-subresource.json",      // subresource
            "tests/fixtures/gpu/kubectl-deployment-update-same-gpu.json",  // GPU ask unchanged
            "tests/fixtures/admission/wrapped-pod-delete-with-oldobject.json",
            "tests/fixtures/admission/wrapped-deployment-delete-with-oldobject.json",
@@ -239,8 +246,9 @@ TEST(Review, PassesWhatItMustNotTouch) {
 }
 
 TEST(Review, TemplateUpdateThatChangesTheGpuAskIsPlanned) {
-  Answer a = ReviewOf(ReadSourceFile("tests/fixtures/gpu/kubectl-deployment-update-gpu-changed.json"),
-                      SnapshotOf(Exhausted2g()));
+  Answer a =
+      ReviewOf(ReadSourceFile("tests/fixtures/gpu/kubectl-deployment-update-gpu-changed.json"),
+               SnapshotOf(Exhausted2g()));
   EXPECT_EQ(a.patch.size(), 5u);
 }
 
@@ -277,11 +285,13 @@ TEST(Review, ObjectsItCannotReadFailOpenWithAWarning) {
 TEST(Review, EveryRecordedAdmissionFixtureGetsAValidAnswer) {
   InventorySnapshot s = SnapshotOf(DemoCluster());
   for (const char* fixture :
-       {"v1-deployment-create-kubernetes-admin-minimal.json", "v1-pod-create-kubernetes-admin-privileged.json",
+       {"v1-deployment-create-kubernetes-admin-minimal.json",
+        "v1-pod-create-kubernetes-admin-privileged.json",
         "v1-pod-create-kubernetes-admin-unprivileged.json", "v1-pod-create-sleep-100ms.json",
         "v1beta1-deployment-create-minikube-linkerd-inject-enabled.json",
         "v1beta1-deployment-create-minikube-no-annotation.json", "wrapped-cronjob-create.json",
-        "wrapped-daemonset-create.json", "wrapped-deployment-update-kubectl-patch-with-oldobject.json",
+        "wrapped-daemonset-create.json",
+        "wrapped-deployment-update-kubectl-patch-with-oldobject.json",
         "wrapped-pod-create-by-replicaset-controller.json", "wrapped-statefulset-create.json"}) {
     std::string body = ReadSourceFile(std::string("tests/fixtures/admission/") + fixture);
     Answer a = ReviewOf(body, s);

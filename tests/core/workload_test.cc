@@ -41,7 +41,8 @@ TEST(FindPodSpecs, FindsThePodSpecOfEveryBuiltInKind) {
 TEST(FindPodSpecs, UnknownKindsAndMissingTemplatesHaveNone) {
   EXPECT_TRUE(FindPodSpecs({"", "v1", "ConfigMap"}, json::object()).value().empty());
   EXPECT_TRUE(FindPodSpecs({"example.com", "v1", "Deployment"}, json::object()).value().empty());
-  EXPECT_TRUE(FindPodSpecs({"apps", "v1", "Deployment"}, json{{"spec", json::object()}}).value().empty());
+  EXPECT_TRUE(
+      FindPodSpecs({"apps", "v1", "Deployment"}, json{{"spec", json::object()}}).value().empty());
 }
 
 TEST(FindPodSpecs, ObjectsOfTheWrongShapeAreErrors) {

@@ -35,8 +35,7 @@ void AddBoundPods(nlohmann::json& cluster, const std::string& node, const std::s
           {"containers",
            {{{"name", "main"},
              {"image", "busybox"},
-             {"resources",
-              {{"limits", {{resource, "1"}}}, {"requests", {{resource, "1"}}}}}}}}}},
+             {"resources", {{"limits", {{resource, "1"}}}, {"requests", {{resource, "1"}}}}}}}}}},
         {"status", {{"phase", "Running"}}}};
     cluster["items"].push_back(std::move(pod));
   }

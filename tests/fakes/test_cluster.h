@@ -6,9 +6,8 @@
 //   InventorySnapshot s = SnapshotOf(cluster);
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/inventory.h"
 

@@ -1,15 +1,15 @@
 #include "tests/fakes/tls_files.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <stdexcept>
-
 #include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
 
 namespace gpuadmit::testing {
 namespace {

@@ -59,7 +59,8 @@ TEST_F(AdmissionHandlerTest, ReviewsAreAnsweredAndCountedByOutcome) {
                                     testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"));
   EXPECT_EQ(a.status, 200);
   EXPECT_EQ(json::parse(a.body)["response"]["allowed"], true);
-  handler_.Handle("application/json", testing::ReadSourceFile("tests/fixtures/bad/object-wrong-type.json"));
+  handler_.Handle("application/json",
+                  testing::ReadSourceFile("tests/fixtures/bad/object-wrong-type.json"));
   EXPECT_EQ(metrics_.Value(Counter::kReviewsAllowed), 1u);
   EXPECT_EQ(metrics_.Value(Counter::kReviewsFailOpen), 1u);
   EXPECT_NE(metrics_.Render().find("gpuadmit_admission_reviews_total{outcome=\"fail_open\"} 1\n"),

@@ -1,9 +1,9 @@
 #include "webhook/elastic_task_queue.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <future>
-
-#include <gtest/gtest.h>
 
 namespace gpuadmit {
 namespace {

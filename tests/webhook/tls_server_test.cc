@@ -3,17 +3,16 @@
 #include "webhook/tls_server.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <memory>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <httplib.h>
-#include <openssl/ssl.h>
 
 #include "tests/fakes/test_cluster.h"
 #include "tests/fakes/tls_files.h"
@@ -81,8 +80,9 @@ TEST_F(TlsServerTest, BodiesOverSevenMebibytesAre413AndTheServerKeepsServing) {
   auto big = c->Post("/mutate", std::string(8 * 1024 * 1024, ' '), "application/json");
   ASSERT_TRUE(big);
   EXPECT_EQ(big->status, 413);
-  auto after = Client()->Post("/mutate", testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"),
-                              "application/json");
+  auto after =
+      Client()->Post("/mutate", testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"),
+                     "application/json");
   ASSERT_TRUE(after);
   EXPECT_EQ(after->status, 200);
 }
@@ -150,7 +150,8 @@ TEST(TlsServerCreate, AKeyThatDoesNotMatchTheCertificateIsAClearError) {
   options.cert_file = a.dir() + "/missing.crt";
   auto missing = TlsServer::Create(options, handler, metrics, log);
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().message.rfind(options.cert_file + ": not a usable PEM certificate", 0), 0u);
+  EXPECT_EQ(missing.error().message.rfind(options.cert_file + ": not a usable PEM certificate", 0),
+            0u);
 }
 
 }  // namespace
