@@ -59,23 +59,27 @@ void SetAnnotations(const json& object, const Pointer& metadata_at, const Decisi
                     json& ops) {
   if (decision.annotations.empty()) return;
   const json* metadata = object.contains(metadata_at) ? &object.at(metadata_at) : nullptr;
-  if (metadata == nullptr || !metadata->is_object()) {
-    json annotations = json::object();
-    for (const auto& [k, v] : decision.annotations) annotations[k] = v;
-    ops.push_back(Op("add", metadata_at, {{"annotations", std::move(annotations)}}));
+  const json* existing = nullptr;
+  if (metadata != nullptr && metadata->is_object()) {
+    auto it = metadata->find("annotations");
+    if (it != metadata->end() && it->is_object()) existing = &*it;
+  }
+  if (existing != nullptr) {
+    for (const auto& [k, v] : decision.annotations) {
+      auto it = existing->find(k);
+      if (it == existing->end() || !it->is_string() || *it != v) {
+        ops.push_back(Op("add", metadata_at / "annotations" / k, v));
+      }
+    }
     return;
   }
-  auto existing = metadata->find("annotations");
-  if (existing == metadata->end() || !existing->is_object()) {
-    json annotations = json::object();
-    for (const auto& [k, v] : decision.annotations) annotations[k] = v;
+  // No annotations map (or no metadata): create the missing parent whole.
+  json annotations = json::object();
+  for (const auto& [k, v] : decision.annotations) annotations[k] = v;
+  if (metadata != nullptr && metadata->is_object()) {
     ops.push_back(Op("add", metadata_at / "annotations", std::move(annotations)));
-    return;
-  }
-  for (const auto& [k, v] : decision.annotations) {
-    auto it = existing->find(k);
-    if (it != existing->end() && it->is_string() && *it == v) continue;
-    ops.push_back(Op("add", metadata_at / "annotations" / k, v));
+  } else {
+    ops.push_back(Op("add", metadata_at, {{"annotations", std::move(annotations)}}));
   }
 }
 
