@@ -1,0 +1,24 @@
+// Clock: the time seam. Everything in webhook/ that waits or stamps reads the time through it,
+// so tests drive time by hand instead of sleeping.
+//
+// Thread safety: implementations are safe to call from any thread.
+#pragma once
+
+#include <chrono>
+
+namespace gpuadmit {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual std::chrono::steady_clock::time_point Now() const = 0;
+};
+
+class SteadyClock final : public Clock {
+ public:
+  std::chrono::steady_clock::time_point Now() const override {
+    return std::chrono::steady_clock::now();
+  }
+};
+
+}  // namespace gpuadmit
