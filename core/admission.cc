@@ -76,7 +76,10 @@ std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings) {
 }  // namespace
 
 Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
-  auto parsed = ParseJson(body, {.max_depth = kMaxJsonDepth, .skip = kUnreadSubtrees});
+  JsonReadOptions options;
+  options.max_depth = kMaxJsonDepth;
+  options.skip = kUnreadSubtrees;
+  auto parsed = ParseJson(body, options);
   if (!parsed.ok()) return parsed.error();
   json& doc = parsed.value();
   if (!doc.is_object()) return Error{"body is not a JSON object"};

@@ -42,8 +42,18 @@ class DomBuilder {
   bool EndArray(rapidjson::SizeType) { return Close(); }
 
  private:
+  // The keep-trie node for the value about to be placed, or nullptr when it is to be skipped.
+  // Without a keep trie every value has the (unused) root as its node.
+  const FieldTrie* TrieForNext() const {
+    if (options_.keep == nullptr) return nullptr;
+    if (tries_.empty()) return options_.keep;
+    const FieldTrie* parent = tries_.back();
+    return parent->Child(stack_.back()->is_array() ? std::string_view() : std::string_view(key_));
+  }
+
   // Whether the value about to be placed under key_ at the current depth is to be skipped.
   bool SkipNext() const {
+    if (options_.keep != nullptr && TrieForNext() == nullptr) return true;
     if (stack_.empty() || !stack_.back()->is_object()) return false;
     for (const JsonKeyPath& path : options_.skip) {
       if (path.size() != stack_.size()) continue;
@@ -92,6 +102,7 @@ class DomBuilder {
       return false;
     }
     std::string key = stack_.empty() || stack_.back()->is_array() ? std::string() : key_;
+    if (options_.keep != nullptr) tries_.push_back(TrieForNext());
     stack_.push_back(Place(json(type)));
     keys_.push_back(std::move(key));
     return true;
@@ -104,12 +115,14 @@ class DomBuilder {
     }
     stack_.pop_back();
     keys_.pop_back();
+    if (options_.keep != nullptr) tries_.pop_back();
     return true;
   }
 
   const JsonReadOptions& options_;
-  std::vector<json*> stack_;       // the open containers, outermost first
-  std::vector<std::string> keys_;  // the key each open container sits under ("" in arrays)
+  std::vector<json*> stack_;             // the open containers, outermost first
+  std::vector<std::string> keys_;        // the key each open container sits under ("" in arrays)
+  std::vector<const FieldTrie*> tries_;  // the keep-trie node of each open container
   std::string key_;
   int skipping_ = 0;  // nesting inside a skipped value
 };

@@ -5,7 +5,9 @@
 //
 //   constexpr std::string_view kStatus[] = {"status"};
 //   constexpr JsonKeyPath kSkips[] = {kStatus};
-//   auto doc = ParseJson(body, {.max_depth = 512, .skip = kSkips});
+//   JsonReadOptions options;
+//   options.skip = kSkips;
+//   auto doc = ParseJson(body, options);
 //   if (!doc.ok()) -> doc.error().message, e.g. "invalid JSON at byte 17: missing a comma"
 //
 // Thread safety: pure function.
@@ -15,6 +17,7 @@
 #include <span>
 #include <string_view>
 
+#include "core/field_trie.h"
 #include "core/result.h"
 
 namespace gpuadmit {
@@ -25,6 +28,7 @@ using JsonKeyPath = std::span<const std::string_view>;
 struct JsonReadOptions {
   int max_depth = 512;
   std::span<const JsonKeyPath> skip;  // values at these paths are left out of the DOM
+  const FieldTrie* keep = nullptr;    // when set, only the fields it names are built
 };
 
 // Parses `text` whole. Errors name the byte offset and what is wrong: bad syntax, invalid UTF-8,

@@ -8,46 +8,51 @@
 namespace gpuadmit {
 namespace {
 
-// The nodes a pod could use for a resource: those it may run on that offer the resource at all.
+using ProductSet = std::set<std::string, std::less<>>;
+
+// Finds nodes with free devices for one pod: net of reservations, on nodes it may run on.
 struct Candidates {
   const InventorySnapshot& snapshot;
   const SchedulingConstraints& constraints;
+  const Reservations* reservations;
+  std::string_view own_key;
 
   // A node where `count` of `resource` are free, or nullptr. Only products in `products` (when
-  // not empty) count.
+  // not empty) count. Nodes come most free first, so the walk stops at the first that has too
+  // few even before reservations.
   const NodeInventory* FindFree(const std::string& resource, int64_t count,
-                                const std::set<std::string, std::less<>>& products) const {
-    for (const NodeInventory& node : snapshot.nodes()) {
-      if (node.Free(resource) < count) continue;
-      if (!products.empty() && !products.contains(node.Product())) continue;
-      if (CanRunOn(constraints, node)) return &node;
+                                const ProductSet& products) const {
+    for (const NodeInventory* node : snapshot.NodesOffering(resource)) {
+      int64_t free = node->Free(resource);
+      if (free < count) break;
+      if (!products.empty() && !products.contains(node->Product())) continue;
+      if (reservations != nullptr) free -= reservations->Reserved(node->name(), resource, own_key);
+      if (free >= count && CanRunOn(constraints, *node->facts)) return node;
     }
     return nullptr;
   }
 };
 
 // The GPU products whose nodes offer `resource`: fallback stays on the same kind of GPU.
-std::set<std::string, std::less<>> ProductsOffering(const InventorySnapshot& snapshot,
-                                                    const std::string& resource) {
-  std::set<std::string, std::less<>> products;
-  for (const NodeInventory& node : snapshot.nodes()) {
-    if (Get(node.allocatable, resource) > 0) products.emplace(node.Product());
+ProductSet ProductsOffering(const InventorySnapshot& snapshot, const std::string& resource) {
+  ProductSet products;
+  for (const NodeInventory* node : snapshot.NodesOffering(resource)) {
+    products.emplace(node->Product());
   }
   return products;
 }
 
 // Smaller MIG profiles that nodes of `products` offer, largest first.
 std::vector<MigProfile> SmallerProfiles(const InventorySnapshot& snapshot, const MigProfile& wanted,
-                                        const std::set<std::string, std::less<>>& products) {
+                                        const ProductSet& products) {
   std::vector<MigProfile> smaller;
-  for (const NodeInventory& node : snapshot.nodes()) {
-    if (!products.contains(node.Product())) continue;
-    for (const auto& [resource, count] : node.allocatable) {
-      auto p = ParseMigResource(resource);
-      if (!p || count <= 0 || !p->SmallerThan(wanted)) continue;
-      bool seen = std::any_of(smaller.begin(), smaller.end(),
-                              [&](const MigProfile& q) { return q.name == p->name; });
-      if (!seen) smaller.push_back(*p);
+  for (std::string_view resource : snapshot.ResourcesOffered()) {
+    auto p = ParseMigResource(resource);
+    if (!p || !p->SmallerThan(wanted)) continue;
+    auto nodes = snapshot.NodesOffering(resource);
+    if (std::any_of(nodes.begin(), nodes.end(),
+                    [&](const NodeInventory* n) { return products.contains(n->Product()); })) {
+      smaller.push_back(*p);
     }
   }
   std::sort(smaller.begin(), smaller.end(),
@@ -77,7 +82,8 @@ PodRequest PodRequest::From(std::string ns, std::string name, const nlohmann::js
           ReadSchedulingConstraints(pod_spec)};
 }
 
-Decision Plan(const PodRequest& pod, const InventorySnapshot& snapshot, const Policy& policy) {
+Decision Plan(const PodRequest& pod, const InventorySnapshot& snapshot, const Policy& policy,
+              const Reservations* reservations, std::string_view own_key) {
   Decision d;
   d.warnings = pod.needs.warnings;
   if (!policy.mig_fallback) return d;
@@ -88,7 +94,10 @@ Decision Plan(const PodRequest& pod, const InventorySnapshot& snapshot, const Po
     return d;
   }
 
-  Candidates candidates{snapshot, pod.constraints};
+  Candidates candidates{snapshot, pod.constraints, reservations, own_key};
+  auto claim = [&](const NodeInventory& node, const std::string& resource, int64_t count) {
+    d.claims.push_back({node.name(), resource, count, node.Free(resource)});
+  };
   std::vector<ContainerNeeds> containers = pod.needs.containers;
   ResourceList effective = pod.needs.effective;
   std::string fallback_note;
@@ -99,7 +108,8 @@ Decision Plan(const PodRequest& pod, const InventorySnapshot& snapshot, const Po
     auto wanted = ParseMigResource(resource);
     if (!wanted) continue;
     if (const NodeInventory* node = candidates.FindFree(resource, count, {})) {
-      d.trail.push_back(resource + " x" + std::to_string(count) + ": free on " + node->name);
+      d.trail.push_back(resource + " x" + std::to_string(count) + ": free on " + node->name());
+      claim(*node, resource, count);
       continue;
     }
     auto products = ProductsOffering(snapshot, resource);
@@ -121,8 +131,9 @@ Decision Plan(const PodRequest& pod, const InventorySnapshot& snapshot, const Po
         continue;
       }
       d.trail.push_back("  " + to + " x" + std::to_string(Get(need, to)) + ": free on " +
-                        node->name + ", falling back");
+                        node->name() + ", falling back");
       d.swaps.push_back({resource, to});
+      claim(*node, to, Get(need, to));
       if (!fallback_note.empty()) fallback_note += ",";
       fallback_note += wanted->name + "->" + smaller.name;
       containers = std::move(swapped);

@@ -17,6 +17,7 @@
 #include "core/inventory.h"
 #include "core/policy.h"
 #include "core/requirements.h"
+#include "core/reservation_ledger.h"
 #include "core/scheduling.h"
 
 namespace gpuadmit {
@@ -42,6 +43,7 @@ struct Decision {
   std::vector<std::string> warnings;  // one line each, for the AdmissionResponse
   std::vector<std::string> trail;     // why, step by step, for --explain and debug logs
   std::optional<std::string> deny;    // set when the policy says to refuse the pod
+  std::vector<Claim> claims;          // the devices the decision counted on, to reserve
 
   bool Changes() const { return !swaps.empty() || !annotations.empty(); }
 };
@@ -50,6 +52,8 @@ struct Decision {
 // the pod may use is replaced by the largest smaller profile, of a GPU product that offers the
 // requested one, that is free on such a node. Nothing free: unchanged with a warning, or denied
 // if the policy says so. A pod whose GPU quantities cannot all be read is left unchanged.
-Decision Plan(const PodRequest& pod, const InventorySnapshot& snapshot, const Policy& policy);
+// Free counts are net of `reservations` (when given), except those held under `own_key`.
+Decision Plan(const PodRequest& pod, const InventorySnapshot& snapshot, const Policy& policy,
+              const Reservations* reservations = nullptr, std::string_view own_key = {});
 
 }  // namespace gpuadmit

@@ -40,8 +40,52 @@ auto GpuAsk(const json& object, const PodSpecLocation& at) {
   return ask;
 }
 
+std::string Owner(const AdmissionRequest& r) {
+  std::string name = r.name;
+  if (name.empty() && r.object.is_object()) {
+    const json& metadata = r.object.value("metadata", json::object());
+    if (metadata.is_object()) name = metadata.value("name", metadata.value("generateName", ""));
+  }
+  return r.ns + "/" + name;
+}
+
+std::string ExistingAnnotation(const json& object, const PodSpecLocation& at,
+                               const std::string& key) {
+  if (!object.contains(at.metadata)) return "";
+  const json& metadata = object.at(at.metadata);
+  if (!metadata.is_object()) return "";
+  auto annotations = metadata.find("annotations");
+  if (annotations == metadata.end() || !annotations->is_object()) return "";
+  auto it = annotations->find(key);
+  return it != annotations->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Plans one Pod and reserves what the plan counted on, planning again if a concurrent decision
+// took it first. The key is the pod's own earlier one (a reinvocation), else the request uid.
+Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, const PodRequest& pod,
+                        const InventorySnapshot& snapshot, const Policy& policy,
+                        Reservations& reservations) {
+  std::string annotation = policy.Annotation("reservation");
+  std::string owner = Owner(r);
+  std::string key = ExistingAnnotation(r.object, at, annotation);
+  if (key.empty() || !reservations.Holds(key, owner)) key = r.uid;
+  for (int attempt = 0; attempt < kMaxPlanAttempts; ++attempt) {
+    Decision d = Plan(pod, snapshot, policy, &reservations, key);
+    if (d.claims.empty() || d.deny) return d;
+    if (reservations.Commit(key, owner, d.claims)) {
+      d.annotations.emplace_back(annotation, key);
+      d.trail.push_back("reserved under " + key);
+      return d;
+    }
+  }
+  Decision unchanged;
+  unchanged.warnings.push_back("gpuadmit: " + pod.name +
+                               " left unchanged: devices taken by concurrent admissions");
+  return unchanged;
+}
+
 AdmissionOutcome Decide(const AdmissionRequest& r, const InventorySnapshot& snapshot,
-                        const Policy& policy, ReviewAnswer& answer) {
+                        const Policy& policy, Reservations* reservations, ReviewAnswer& answer) {
   if (!r.sub_resource.empty()) return AdmissionOutcome::Allow();
   if (r.operation != Operation::kCreate && r.operation != Operation::kUpdate) {
     return AdmissionOutcome::Allow();
@@ -62,7 +106,9 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const InventorySnapshot& snap
       if (at.is_pod || GpuAsk(r.object, at) == GpuAsk(r.old_object, at)) continue;
     }
     PodRequest pod = PodRequest::From(r.ns, answer.summary, r.object.at(at.spec));
-    Decision d = Plan(pod, snapshot, policy);
+    bool reserve = reservations != nullptr && at.is_pod && !r.dry_run;
+    Decision d = reserve ? PlanAndReserve(r, at, pod, snapshot, policy, *reservations)
+                         : Plan(pod, snapshot, policy, reservations);
     answer.trail.insert(answer.trail.end(), d.trail.begin(), d.trail.end());
     warnings.insert(warnings.end(), d.warnings.begin(), d.warnings.end());
     if (d.deny) return AdmissionOutcome::Deny(403, "gpuadmit: " + *d.deny, std::move(warnings));
@@ -75,7 +121,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const InventorySnapshot& snap
 }  // namespace
 
 Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snapshot,
-                            const Policy& policy) {
+                            const Policy& policy, Reservations* reservations) {
   auto request = DecodeAdmissionReview(body);
   if (!request.ok()) return request.error();
   const AdmissionRequest& r = request.value();
@@ -85,7 +131,7 @@ Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snap
   answer.summary = ObjectName(r);
   AdmissionOutcome outcome;
   try {
-    outcome = Decide(r, snapshot, policy, answer);
+    outcome = Decide(r, snapshot, policy, reservations, answer);
   } catch (const std::exception& e) {
     // A bug, not bad input: the policy's failure mode answers it.
     outcome = AdmissionOutcome::Fail(std::string("internal error: ") + e.what());

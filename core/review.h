@@ -15,6 +15,7 @@
 #include "core/admission.h"
 #include "core/inventory.h"
 #include "core/policy.h"
+#include "core/reservation_ledger.h"
 #include "core/result.h"
 
 namespace gpuadmit {
@@ -29,7 +30,13 @@ struct ReviewAnswer {
 
 // Errors only when `body` is not a decodable AdmissionReview; every other problem (an object
 // gpuadmit cannot read, a bug) is answered by the policy's failure mode, never thrown.
+// With `reservations`, a Pod CREATE (not dryRun) reserves the devices its decision counted on,
+// under a key the patch writes into the <prefix>/reservation annotation.
 Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snapshot,
-                            const Policy& policy);
+                            const Policy& policy, Reservations* reservations = nullptr);
+
+// Plans a contended decision again at most this often. A failed commit means another decision
+// took devices, and devices run out: in practice one or two retries.
+inline constexpr int kMaxPlanAttempts = 16;
 
 }  // namespace gpuadmit

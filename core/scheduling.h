@@ -1,9 +1,10 @@
 // "Could this pod run on that node?" for the parts of the scheduler's filter that gpuadmit
-// mirrors: node readiness and cordons, nodeSelector, and taints (NoSchedule, NoExecute)
-// against tolerations.
+// mirrors: node readiness and cordons, nodeSelector, required node affinity (matchExpressions
+// with In/NotIn/Exists/DoesNotExist/Gt/Lt, matchFields on metadata.name), and taints
+// (NoSchedule, NoExecute) against tolerations.
 //
 //   SchedulingConstraints c = ReadSchedulingConstraints(pod_spec);
-//   if (CanRunOn(c, node)) ...
+//   if (CanRunOn(c, *node.facts)) ...
 //
 // Thread safety: pure functions.
 #pragma once
@@ -29,17 +30,31 @@ struct Toleration {
   bool Tolerates(const Taint& taint) const;
 };
 
+// One node selector requirement: a label (or, for a field, the node's name) against values.
+struct NodeSelectorRequirement {
+  std::string key;
+  std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt
+  std::vector<std::string> values;
+  bool on_field = false;  // matchFields: key is "metadata.name"
+};
+
+// Terms are ORed; the requirements inside a term are ANDed (as the scheduler reads them).
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> requirements;
+};
+
 struct SchedulingConstraints {
   std::map<std::string, std::string> node_selector;
+  std::vector<NodeSelectorTerm> required_terms;  // empty: no required node affinity
   std::vector<Toleration> tolerations;
 };
 
-struct NodeInventory;
+struct NodeFacts;
 
 SchedulingConstraints ReadSchedulingConstraints(const nlohmann::json& pod_spec);
 
-// True when the node is Ready, not cordoned, carries every nodeSelector label and has no
-// NoSchedule/NoExecute taint the pod does not tolerate.
-bool CanRunOn(const SchedulingConstraints& constraints, const NodeInventory& node);
+// True when the node is Ready, not cordoned, carries every nodeSelector label, matches one of
+// the required affinity terms, and has no NoSchedule/NoExecute taint the pod does not tolerate.
+bool CanRunOn(const SchedulingConstraints& constraints, const NodeFacts& node);
 
 }  // namespace gpuadmit

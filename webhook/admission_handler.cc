@@ -81,7 +81,7 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
 
   auto start = std::chrono::steady_clock::now();
   try {
-    auto answer = Review(body, snapshot ? *snapshot : kEmptySnapshot, p);
+    auto answer = Review(body, snapshot ? *snapshot : kEmptySnapshot, p, reservations_);
     if (!answer.ok()) return Reject(400, Counter::kBadRequests, answer.error().message);
     metrics_.ObserveReview(std::chrono::steady_clock::now() - start);
     const ReviewAnswer& a = answer.value();

@@ -17,6 +17,7 @@
 
 #include "core/inventory.h"
 #include "core/policy.h"
+#include "core/reservation_ledger.h"
 #include "webhook/log.h"
 #include "webhook/metrics.h"
 
@@ -33,7 +34,9 @@ struct HandlerAnswer {
 
 class AdmissionHandler {
  public:
-  AdmissionHandler(Logger& log, Metrics& metrics) : log_(log), metrics_(metrics) {}
+  // `reservations` (optional) is where Pod decisions reserve devices; it must outlive the handler.
+  AdmissionHandler(Logger& log, Metrics& metrics, Reservations* reservations = nullptr)
+      : log_(log), metrics_(metrics), reservations_(reservations) {}
 
   void SetPolicy(std::shared_ptr<const Policy> policy) { policy_.store(std::move(policy)); }
   void SetSnapshot(std::shared_ptr<const InventorySnapshot> snapshot) {
@@ -52,6 +55,7 @@ class AdmissionHandler {
 
   Logger& log_;
   Metrics& metrics_;
+  Reservations* reservations_;
   std::atomic<std::shared_ptr<const Policy>> policy_;
   std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;
 };

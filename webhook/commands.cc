@@ -16,6 +16,7 @@
 #include "webhook/config_files.h"
 #include "webhook/flags.h"
 #include "webhook/read_file.h"
+#include "webhook/shared_ledger.h"
 #include "webhook/tls_server.h"
 
 namespace gpuadmit {
@@ -80,7 +81,9 @@ int ServeCommand(int argc, char** argv) {
 
   Logger log(level);
   Metrics metrics;
-  AdmissionHandler handler(log, metrics);
+  SteadyClock clock;
+  SharedLedger ledger(clock, kDefaultReservationTtl);
+  AdmissionHandler handler(log, metrics, &ledger);
   // Block the stop signals in every thread; this one waits for them with sigwait.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -147,7 +150,9 @@ int ReviewCommand(int argc, char** argv) {
   // The same handler serve uses, so the answer is byte for byte what serve sends.
   Logger log(f.Has("explain") ? LogLevel::kDebug : LogLevel::kError);
   Metrics metrics;
-  AdmissionHandler handler(log, metrics);
+  SteadyClock clock;
+  SharedLedger ledger(clock, kDefaultReservationTtl);  // fresh, as a server that just started
+  AdmissionHandler handler(log, metrics, &ledger);
   handler.SetPolicy(std::make_shared<const Policy>(std::move(policy).value()));
   handler.SetSnapshot(std::make_shared<const InventorySnapshot>(std::move(snapshot).value()));
   HandlerAnswer answer = handler.Handle("application/json", body.value());
@@ -186,36 +191,48 @@ int InventoryCommand(int argc, char** argv) {
   auto snapshot = LoadClusterFile(f.Value("cluster"));
   if (!snapshot.ok()) return ConfigError(snapshot.error().message);
 
-  nlohmann::json out = nlohmann::json::array();
-  for (const NodeInventory& n : snapshot.value().nodes()) {
-    nlohmann::json resources = nlohmann::json::object();
-    for (const auto& [r, alloc] : n.allocatable) {
-      resources[r] = {{"allocatable", alloc}, {"used", Get(n.used, r)}, {"free", n.Free(r)}};
-    }
-    out.push_back({{"node", n.name},
-                   {"product", n.Product()},
-                   {"ready", n.ready},
-                   {"cordoned", n.unschedulable},
-                   {"resources", resources}});
-  }
+  const InventorySnapshot& s = snapshot.value();
+  auto pending_on = [&](const NodeInventory& n, const std::string& r) {
+    auto it = s.pending_by_node().find(n.name());
+    return it == s.pending_by_node().end() ? 0 : Get(it->second, r);
+  };
   if (format == "json") {
+    nlohmann::json out = nlohmann::json::array();
+    for (const NodeInventory& n : s.nodes()) {
+      nlohmann::json resources = nlohmann::json::object();
+      for (const auto& [r, alloc] : n.facts->allocatable) {
+        resources[r] = {{"allocatable", alloc},
+                        {"used", Get(n.used, r)},
+                        {"pending", pending_on(n, r)},
+                        {"free", n.Free(r)}};
+      }
+      out.push_back({{"node", n.name()},
+                     {"product", n.Product()},
+                     {"ready", n.facts->ready},
+                     {"cordoned", n.facts->unschedulable},
+                     {"resources", resources}});
+    }
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << fmt::format("{:<24} {:<24} {:<10} {:<28} {:>6} {:>6} {:>6}\n", "NODE", "PRODUCT",
-                           "STATUS", "RESOURCE", "ALLOC", "USED", "FREE");
-  for (const NodeInventory& n : snapshot.value().nodes()) {
-    std::string status = n.ready ? "Ready" : "NotReady";
-    if (n.unschedulable) status += ",Cordoned";
+  constexpr std::string_view kRow = "{:<24} {:<24} {:<16} {:<28} {:>6} {:>6} {:>8} {:>6}\n";
+  std::cout << fmt::format(fmt::runtime(kRow), "NODE", "PRODUCT", "STATUS", "RESOURCE", "ALLOC",
+                           "USED", "PENDING", "FREE");
+  for (const NodeInventory& n : s.nodes()) {
+    std::string status = n.facts->ready ? "Ready" : "NotReady";
+    if (n.facts->unschedulable) status += ",Cordoned";
     std::string product(n.Product().empty() ? "-" : n.Product());
-    if (n.allocatable.empty()) {
-      std::cout << fmt::format("{:<24} {:<24} {:<10} {:<28} {:>6} {:>6} {:>6}\n", n.name, product,
-                               status, "-", "-", "-", "-");
+    if (n.facts->allocatable.empty()) {
+      std::cout << fmt::format(fmt::runtime(kRow), n.name(), product, status, "-", "-", "-", "-",
+                               "-");
     }
-    for (const auto& [r, alloc] : n.allocatable) {
-      std::cout << fmt::format("{:<24} {:<24} {:<10} {:<28} {:>6} {:>6} {:>6}\n", n.name, product,
-                               status, r, alloc, Get(n.used, r), n.Free(r));
+    for (const auto& [r, alloc] : n.facts->allocatable) {
+      std::cout << fmt::format(fmt::runtime(kRow), n.name(), product, status, r, alloc,
+                               Get(n.used, r), pending_on(n, r), n.Free(r));
     }
+  }
+  for (const auto& [r, count] : s.pending()) {
+    std::cout << fmt::format("pending, not yet bound: {} {}\n", r, count);
   }
   return kExitOk;
 }

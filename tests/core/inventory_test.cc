@@ -14,7 +14,7 @@ using testing::SnapshotOf;
 
 const NodeInventory& Node(const InventorySnapshot& s, const std::string& name) {
   for (const NodeInventory& n : s.nodes()) {
-    if (n.name == name) return n;
+    if (n.name() == name) return n;
   }
   throw std::runtime_error("no node " + name);
 }
@@ -24,17 +24,17 @@ TEST(InventorySnapshot, DemoClusterHasSeed003CapacityAndItsRunningPodsSubtracted
   ASSERT_EQ(s.nodes().size(), 3u);
   const NodeInventory& small = Node(s, "gpu-small");
   const NodeInventory& medium = Node(s, "gpu-medium");
-  EXPECT_EQ(small.allocatable,
+  EXPECT_EQ(small.facts->allocatable,
             (ResourceList{{"nvidia.com/gpu", 0}, {"nvidia.com/mig-1g.10gb", 28}}));
   EXPECT_EQ(small.Free("nvidia.com/mig-1g.10gb"), 22);
   EXPECT_EQ(medium.Free("nvidia.com/mig-2g.20gb"), 7);  // the Succeeded pod frees its device
   EXPECT_EQ(medium.Free("nvidia.com/mig-1g.10gb"), 3);
   EXPECT_EQ(small.Product(), "NVIDIA-H200");
-  EXPECT_TRUE(small.ready);
+  EXPECT_TRUE(small.facts->ready);
   EXPECT_EQ(s.pending(), (ResourceList{{"nvidia.com/mig-2g.20gb", 1}}));  // qwen-eval, unbound
   const NodeInventory& control = Node(s, "gpu-sim-control-plane");
-  ASSERT_EQ(control.taints.size(), 1u);
-  EXPECT_EQ(control.taints[0].effect, "NoSchedule");
+  ASSERT_EQ(control.facts->taints.size(), 1u);
+  EXPECT_EQ(control.facts->taints[0].effect, "NoSchedule");
 }
 
 TEST(InventorySnapshot, FreeNeverGoesBelowZero) {
@@ -50,12 +50,12 @@ TEST(InventorySnapshot, ReadsRealNodeObjects) {
   InventorySnapshot s = SnapshotOf(json{{"items", {node.value()}}});
   ASSERT_EQ(s.nodes().size(), 1u);
   // Capacity says one 3g.20gb, allocatable says none: allocatable is what can be scheduled.
-  EXPECT_EQ(s.nodes()[0].allocatable, (ResourceList{{"nvidia.com/gpu", 0},
-                                                    {"nvidia.com/mig-1g.5gb", 3},
-                                                    {"nvidia.com/mig-2g.10gb", 1},
-                                                    {"nvidia.com/mig-3g.20gb", 0}}));
+  EXPECT_EQ(s.nodes()[0].facts->allocatable, (ResourceList{{"nvidia.com/gpu", 0},
+                                                           {"nvidia.com/mig-1g.5gb", 3},
+                                                           {"nvidia.com/mig-2g.10gb", 1},
+                                                           {"nvidia.com/mig-3g.20gb", 0}}));
   EXPECT_EQ(s.nodes()[0].Product(), "NVIDIA-A100-SXM4-40GB");
-  EXPECT_TRUE(s.nodes()[0].ready);
+  EXPECT_TRUE(s.nodes()[0].facts->ready);
 }
 
 TEST(InventorySnapshot, AListWithoutItemsIsAnError) {

@@ -9,7 +9,7 @@ killed on the way out. Cases:
   1. fixtures: every complete AdmissionReview in tests/fixtures/admission and tests/fixtures/gpu
      answers 200, passes tests/tools/check_patch.py, and equals `gpuadmit review` byte for byte;
   2. seed 003: MIG fallback 2g.20gb -> 1g.10gb on Pod/Deployment/Job/CronJob, idempotent on its
-     own output, no patch when 2g is free, a warning when nothing smaller is free either;
+     own output, only a reservation annotation when 2g is free, a warning when nothing smaller is free either;
   3. bad input (tests/fixtures/bad, statuses from its README), 413, 415, charset, still serving;
   4. keep-alive: 20 reviews on one connection;
   5. SIGTERM drain under 16 busy and 8 idle connections: no partial answers, exit 0 in 10 s;
@@ -23,6 +23,7 @@ import jsonpatch
 
 MIG2, MIG1 = "nvidia.com/mig-2g.20gb", "nvidia.com/mig-1g.10gb"
 FALLBACK = "gpuadmit.io/fallback"
+RESERVATION = "gpuadmit.io/reservation"
 RESULTS = {"passed": 0, "failed": 0}
 PROCS = []
 A = None  # parsed arguments plus paths, set in main()
@@ -206,8 +207,12 @@ def case_fallback(exhausted, demo, full):
               "status %d, second patch %r" % (status, patch_ops(body) if status == 200 else body))
     pod = read_fixture("gpu/kubectl-pod.json")
     status, body = post(demo, pod)
-    check("seed 003: 2g.20gb free -> no patch", status == 200 and patch_ops(body) is None,
-          "status %d, body %r" % (status, body[:300]))
+    ops = patch_ops(body) if status == 200 else None
+    # Free: the request stays as it is; the only change is the reservation annotation.
+    check("seed 003: 2g.20gb free -> request unchanged, device reserved",
+          status == 200 and ops == [{"op": "add", "path": "/metadata/annotations",
+                                     "value": {RESERVATION: json.loads(pod)["request"]["uid"]}}],
+          "status %d, patch %r" % (status, ops))
     status, body = post(full, pod)
     resp = json.loads(body).get("response", {}) if status == 200 else {}
     warns = resp.get("warnings") or []

@@ -1,0 +1,62 @@
+#include "core/field_trie.h"
+
+namespace gpuadmit {
+namespace {
+
+// Splits "a.b.c" at dots; an empty pattern has no parts.
+template <typename F>
+void ForEachPart(std::string_view path, F&& f) {
+  while (!path.empty()) {
+    size_t dot = path.find('.');
+    f(path.substr(0, dot));
+    if (dot == std::string_view::npos) break;
+    path.remove_prefix(dot + 1);
+  }
+}
+
+}  // namespace
+
+FieldTrie FieldTrie::FromPatterns(std::initializer_list<std::string_view> patterns) {
+  FieldTrie root;
+  for (std::string_view pattern : patterns) {
+    FieldTrie* node = &root;
+    ForEachPart(pattern, [&](std::string_view part) {
+      if (node->keep_all_) return;
+      if (part == "**") {
+        node->keep_all_ = true;
+        return;
+      }
+      node = node->Descend(part);
+    });
+  }
+  return root;
+}
+
+FieldTrie* FieldTrie::Descend(std::string_view key) {
+  auto it = children_.find(key);
+  if (it == children_.end()) {
+    it = children_.emplace(std::string(key), std::make_unique<FieldTrie>()).first;
+  }
+  return it->second.get();
+}
+
+void FieldTrie::Attach(std::string_view path, const FieldTrie* subtree) {
+  FieldTrie* node = this;
+  std::string_view last;
+  ForEachPart(path, [&](std::string_view part) {
+    if (!last.empty()) node = node->Descend(last);
+    last = part;
+  });
+  node->attached_[std::string(last)] = subtree;
+}
+
+const FieldTrie* FieldTrie::Child(std::string_view key) const {
+  if (keep_all_) return this;
+  if (auto it = attached_.find(key); it != attached_.end()) return it->second;
+  if (auto it = children_.find(key); it != children_.end()) return it->second.get();
+  if (auto it = attached_.find("*"); it != attached_.end()) return it->second;
+  if (auto it = children_.find("*"); it != children_.end()) return it->second.get();
+  return nullptr;
+}
+
+}  // namespace gpuadmit

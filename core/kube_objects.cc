@@ -1,0 +1,172 @@
+#include "core/kube_objects.h"
+
+#include "core/quantity.h"
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+
+const json& Field(const json& object, std::string_view key) {
+  static const json kNull;
+  if (!object.is_object()) return kNull;
+  auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
+std::string Str(const json& value) { return value.is_string() ? value.get<std::string>() : ""; }
+
+// The single node a pending pod is pinned to: nodeSelector on kubernetes.io/hostname, or a
+// required affinity term "kubernetes.io/hostname In [one]" (what DaemonSets and most pinning use).
+std::string WantedNode(const json& spec) {
+  std::string by_selector = Str(Field(Field(spec, "nodeSelector"), "kubernetes.io/hostname"));
+  if (!by_selector.empty()) return by_selector;
+  const json& terms = Field(Field(Field(Field(spec, "affinity"), "nodeAffinity"),
+                                  "requiredDuringSchedulingIgnoredDuringExecution"),
+                            "nodeSelectorTerms");
+  if (!terms.is_array() || terms.size() != 1) return "";
+  for (const char* kind : {"matchExpressions", "matchFields"}) {
+    const json& expressions = Field(terms[0], kind);
+    if (!expressions.is_array()) continue;
+    for (const json& e : expressions) {
+      std::string key = Str(Field(e, "key"));
+      bool host = key == "kubernetes.io/hostname" || key == "metadata.name";
+      const json& values = Field(e, "values");
+      if (host && Str(Field(e, "operator")) == "In" && values.is_array() && values.size() == 1) {
+        return Str(values[0]);
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+NodeFacts ReadNode(const json& node) {
+  NodeFacts n;
+  const json& metadata = Field(node, "metadata");
+  n.name = Str(Field(metadata, "name"));
+  if (const json& labels = Field(metadata, "labels"); labels.is_object()) {
+    for (const auto& [k, v] : labels.items()) {
+      if (v.is_string()) n.labels.emplace(k, v.get<std::string>());
+    }
+  }
+  if (auto it = n.labels.find("nvidia.com/gpu.product"); it != n.labels.end()) {
+    n.product = it->second;
+  }
+  const json& spec = Field(node, "spec");
+  n.unschedulable = Field(spec, "unschedulable").is_boolean() && Field(spec, "unschedulable");
+  if (const json& taints = Field(spec, "taints"); taints.is_array()) {
+    for (const json& t : taints) {
+      n.taints.push_back({Str(Field(t, "key")), Str(Field(t, "value")), Str(Field(t, "effect"))});
+    }
+  }
+  const json& status = Field(node, "status");
+  if (const json& allocatable = Field(status, "allocatable"); allocatable.is_object()) {
+    for (const auto& [resource, quantity] : allocatable.items()) {
+      if (!IsManagedResource(resource) || !quantity.is_string()) continue;
+      if (auto count = ParseWholeQuantity(quantity.get_ref<const std::string&>()); count.ok()) {
+        n.allocatable[resource] = count.value();
+      }
+    }
+  }
+  if (const json& conditions = Field(status, "conditions"); conditions.is_array()) {
+    for (const json& c : conditions) {
+      if (Str(Field(c, "type")) == "Ready") n.ready = Str(Field(c, "status")) == "True";
+    }
+  }
+  return n;
+}
+
+std::string ObjectKey(const json& object) {
+  const json& metadata = Field(object, "metadata");
+  return Str(Field(metadata, "namespace")) + "/" + Str(Field(metadata, "name"));
+}
+
+PodRecord ReadPod(const json& pod, std::string_view reservation_annotation) {
+  PodRecord p;
+  p.key = ObjectKey(pod);
+  const json& spec = Field(pod, "spec");
+  p.node = Str(Field(spec, "nodeName"));
+  if (p.node.empty()) p.wanted_node = WantedNode(spec);
+  std::string phase = Str(Field(Field(pod, "status"), "phase"));
+  p.terminal = phase == "Succeeded" || phase == "Failed";
+  p.need = ReadPodRequirements(spec).effective;
+  p.reservation = Str(Field(Field(Field(pod, "metadata"), "annotations"), reservation_annotation));
+  return p;
+}
+
+// Function-local statics: built once, immutable, so they are constants rather than state.
+const FieldTrie& NodeFields() {
+  static const FieldTrie trie = FieldTrie::FromPatterns(
+      {"metadata.name", "metadata.namespace", "metadata.resourceVersion", "metadata.labels.**",
+       "spec.unschedulable", "spec.taints.**", "status.allocatable.**", "status.conditions.*.type",
+       "status.conditions.*.status"});
+  return trie;
+}
+
+const FieldTrie& PodFields() {
+  static const FieldTrie trie = FieldTrie::FromPatterns(
+      {"metadata.name", "metadata.namespace", "metadata.resourceVersion", "metadata.annotations.**",
+       "spec.nodeName", "spec.overhead.**", "spec.nodeSelector.**", "spec.affinity.nodeAffinity.**",
+       "spec.containers.*.name", "spec.containers.*.resources.**", "spec.initContainers.*.name",
+       "spec.initContainers.*.restartPolicy", "spec.initContainers.*.resources.**",
+       "status.phase"});
+  return trie;
+}
+
+namespace {
+
+FieldTrie ListOf(const FieldTrie& item) {
+  FieldTrie trie = FieldTrie::FromPatterns(
+      {"kind", "metadata.resourceVersion", "metadata.continue", "metadata.remainingItemCount"});
+  trie.Attach("items.*", &item);
+  return trie;
+}
+
+// A WatchEvent: {"type": ..., "object": ...}; an ERROR or BOOKMARK object is a Status or a
+// bare object with metadata.resourceVersion, both of which the item trie's metadata covers, plus
+// the Status fields.
+FieldTrie EventOf(const FieldTrie& object) {
+  FieldTrie trie = FieldTrie::FromPatterns({"type"});
+  trie.Attach("object", &object);
+  return trie;
+}
+
+}  // namespace
+
+const FieldTrie& NodeListFields() {
+  static const FieldTrie trie = ListOf(NodeFields());
+  return trie;
+}
+
+const FieldTrie& PodListFields() {
+  static const FieldTrie trie = ListOf(PodFields());
+  return trie;
+}
+
+const FieldTrie& NodeEventFields() {
+  static const FieldTrie object = [] {
+    FieldTrie t = FieldTrie::FromPatterns({"kind", "code", "reason", "message"});
+    t.Attach("metadata", NodeFields().Child("metadata"));
+    t.Attach("spec", NodeFields().Child("spec"));
+    t.Attach("status", NodeFields().Child("status"));
+    return t;
+  }();
+  static const FieldTrie trie = EventOf(object);
+  return trie;
+}
+
+const FieldTrie& PodEventFields() {
+  static const FieldTrie object = [] {
+    FieldTrie t = FieldTrie::FromPatterns({"kind", "code", "reason", "message"});
+    t.Attach("metadata", PodFields().Child("metadata"));
+    t.Attach("spec", PodFields().Child("spec"));
+    t.Attach("status", PodFields().Child("status"));
+    return t;
+  }();
+  static const FieldTrie trie = EventOf(object);
+  return trie;
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,86 @@
+// Reservations: devices handed out by admission decisions whose pods the inventory has not seen
+// yet. Decisions read free counts net of them, so concurrent admissions never hand out the same
+// last device; a reservation ends when its pod appears in the inventory, or after a TTL.
+//
+// Review plans against a Reservations view, then Commit()s the claims its plan relied on; the
+// commit re-checks them atomically and fails if another decision took the devices meanwhile, and
+// Review plans again. The ledger itself is pure (the time is passed in); webhook/ wraps it in a
+// lock and a clock.
+//
+//   ReservationLedger ledger(std::chrono::seconds(30));
+//   ledger.Commit("uid-1", "default/train", {{"gpu-medium", "nvidia.com/mig-2g.20gb", 1, 7}}, now);
+//   ledger.Reserved("gpu-medium", "nvidia.com/mig-2g.20gb", "");  // 1
+//
+// Thread safety: ReservationLedger is not thread-safe; Reservations implementations used by
+// Review must be.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpuadmit {
+
+// A device count a plan relied on: `count` of `resource` on `node`, which its snapshot showed
+// with `free` available before any reservation.
+struct Claim {
+  std::string node;
+  std::string resource;
+  int64_t count = 0;
+  int64_t free = 0;
+
+  bool operator==(const Claim&) const = default;
+};
+
+class Reservations {
+ public:
+  virtual ~Reservations() = default;
+  // Devices of `resource` reserved on `node`, not counting those held under `except_key`.
+  virtual int64_t Reserved(std::string_view node, std::string_view resource,
+                           std::string_view except_key) const = 0;
+  // Whether `key` is a live reservation made for `owner` ("namespace/name"). A key a user wrote
+  // by hand, or copied from another pod, is not.
+  virtual bool Holds(std::string_view key, std::string_view owner) const = 0;
+  // Records `claims` under `key` (replacing what `key` held) if every claim still fits: reserved
+  // (except under `key`) + count <= free. All or nothing. False: plan again.
+  virtual bool Commit(const std::string& key, const std::string& owner,
+                      const std::vector<Claim>& claims) = 0;
+};
+
+class ReservationLedger {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  explicit ReservationLedger(std::chrono::steady_clock::duration ttl) : ttl_(ttl) {}
+
+  int64_t Reserved(std::string_view node, std::string_view resource,
+                   std::string_view except_key) const;
+  bool Holds(std::string_view key, std::string_view owner) const;
+  // As Reservations::Commit; the reservation lives until now + ttl.
+  bool Commit(const std::string& key, const std::string& owner, const std::vector<Claim>& claims,
+              TimePoint now);
+  // Ends the reservation under `key` (its pod arrived). Unknown keys are ignored.
+  void Release(std::string_view key);
+  // Ends every reservation whose TTL has passed; returns how many.
+  size_t Expire(TimePoint now);
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    std::string owner;
+    std::vector<Claim> claims;
+    TimePoint expires;
+  };
+
+  void Count(const Entry& entry, int sign);
+
+  std::chrono::steady_clock::duration ttl_;
+  std::map<std::string, Entry, std::less<>> entries_;
+  // (node, resource) -> devices reserved, for O(log n) reads on the request path.
+  std::map<std::pair<std::string, std::string>, int64_t, std::less<>> totals_;
+};
+
+}  // namespace gpuadmit

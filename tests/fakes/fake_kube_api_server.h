@@ -1,0 +1,144 @@
+// FakeKubeApiServer: a Kubernetes API server for tests, over TLS on 127.0.0.1 (port 0, a
+// throw-away self-signed certificate that is also its CA). It serves GET /api/v1/nodes and
+// /api/v1/pods with a bearer token checked (401 otherwise):
+//   - Lists from an in-memory set of objects, paged by `limit` + `continue`, with one
+//     resourceVersion on every page; fieldSelector on status.phase, spec.nodeName,
+//     metadata.name and metadata.namespace (=, ==, !=); or recorded pages served verbatim.
+//   - `?watch=1` streams what the test pushes, in the chunk sizes it asks for, until the test
+//     ends or drops the stream, the watch's timeoutSeconds passes, or the server stops.
+//   - With a client CA, a TLS client certificate from it is required and stands in for the token.
+//   - Faults for the next request of a kind: an HTTP status with a Status body (410, 500, or an
+//     expired continue token), and a delay before answering (a slow server).
+// Every request is recorded (target and headers) so tests can assert what the client asked.
+//
+//   FakeKubeApiServer api("s3cret");
+//   api.SetObjects("nodes", {node_a, node_b}, "100");
+//   api.PushWatchEvent("nodes", {{"type", "ADDED"}, {"object", node_c}});
+//   ... KubeClient against api.url(), api.ca_file(), token "s3cret" ...
+//
+// Thread safety: every method may be called from any thread while the server runs.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/fakes/tls_files.h"
+
+namespace httplib {
+class SSLServer;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace gpuadmit::testing {
+
+class FakeKubeApiServer {
+ public:
+  enum class RequestKind { kList, kListContinue, kWatch };
+
+  // What the next request of a kind meets instead of (or before) its normal answer.
+  struct Fault {
+    int status = 0;                      // answer this status and a Status body; 0: serve
+    std::chrono::milliseconds delay{0};  // wait this long first
+    std::string body;                    // the Status body; empty: one made from `status`
+
+    static Fault Status(int status, std::string body = "") { return {status, {}, std::move(body)}; }
+    static Fault Delay(std::chrono::milliseconds delay) { return {0, delay, ""}; }
+  };
+
+  struct RecordedRequest {
+    std::string target;         // path and query, as sent
+    std::string authorization;  // the Authorization header
+    std::string accept;
+    std::string accept_encoding;
+    std::string client_common_name;  // of the TLS client certificate, if one was presented
+    int remote_port = 0;             // the client's port: one per connection
+  };
+
+  // Starts serving. `token` is the bearer token requests must carry. With `client_ca_file`, the
+  // TLS handshake requires a client certificate signed by it, and such requests need no token.
+  explicit FakeKubeApiServer(std::string token, const std::string& client_ca_file = "");
+  ~FakeKubeApiServer();
+  FakeKubeApiServer(const FakeKubeApiServer&) = delete;
+  FakeKubeApiServer& operator=(const FakeKubeApiServer&) = delete;
+
+  std::string url() const;  // "https://127.0.0.1:PORT"
+  // The serving certificate's PEM file; it is self-signed, so also the CA to trust.
+  const std::string& ca_file() const { return tls_.cert_file(); }
+  void SetToken(std::string token);
+
+  // `resource` is "nodes" or "pods". Items are served in this order, at `resource_version`.
+  void SetObjects(const std::string& resource, const std::vector<nlohmann::json>& items,
+                  std::string resource_version);
+  // Recorded List bodies served verbatim: the first to a request without `continue`, page i+1 to
+  // `continue` equal to page i's metadata.continue; any other token is 410 Expired.
+  void SetRecordedPages(const std::string& resource, std::vector<std::string> bodies);
+  // Applies to the next request of `kind` to `resource`; several queue up in order.
+  void InjectFault(const std::string& resource, RequestKind kind, Fault fault);
+
+  // Watch scripting, per resource; what is pushed before a watch opens waits for it.
+  // 0 (the default): each write carries all that is queued; n: writes of n bytes.
+  void SetWatchChunkSize(const std::string& resource, size_t bytes);
+  void PushWatchEvent(const std::string& resource, const nlohmann::json& event);  // + "\n"
+  void PushWatchText(const std::string& resource, std::string text);              // as is
+  void EndWatch(const std::string& resource);   // after what is queued: the final chunk
+  void DropWatch(const std::string& resource);  // after what is queued: close, no final chunk
+  // {"type":"ERROR","object":<Status 410 Expired>}, what the apiserver sends for a too-old RV.
+  static nlohmann::json GoneEvent();
+
+  // True once `count` watch streams on `resource` have started (headers sent), within `timeout`.
+  bool WaitForWatches(const std::string& resource, size_t count, std::chrono::milliseconds timeout);
+  std::vector<RecordedRequest> requests() const;
+
+  // Ends open watch streams (cleanly), then stops serving. Called by the destructor.
+  void Stop();
+
+ private:
+  struct StoredObject {
+    std::string json;                           // compact, as served
+    std::map<std::string, std::string> fields;  // for fieldSelector
+  };
+  struct WatchStep {
+    enum class Kind { kData, kEnd, kDrop } kind;
+    std::string data;
+  };
+  struct Resource {
+    std::string list_kind;  // "NodeList"
+    std::vector<StoredObject> objects;
+    std::string resource_version = "1";
+    std::vector<std::string> recorded_pages;
+    std::map<RequestKind, std::deque<Fault>> faults;
+    std::deque<WatchStep> watch_steps;
+    size_t chunk_size = 0;
+    size_t watches_started = 0;
+  };
+
+  void Serve(const httplib::Request& req, httplib::Response& res, const std::string& name);
+  void ServeList(const httplib::Request& req, httplib::Response& res, Resource& r);
+  void ServeWatch(const httplib::Request& req, httplib::Response& res, const std::string& name);
+  Resource& At(const std::string& name);  // mu_ held
+  void Push(const std::string& name, WatchStep step);
+
+  TlsFiles tls_;
+  std::unique_ptr<httplib::SSLServer> server_;
+  std::thread serving_;
+  int port_ = 0;
+
+  mutable std::mutex mu_;
+  std::condition_variable changed_;  // a push, a watch started, or stopping
+  std::string token_;
+  std::map<std::string, Resource> resources_;
+  std::vector<RecordedRequest> requests_;
+  bool stopping_ = false;
+};
+
+}  // namespace gpuadmit::testing
