@@ -2,7 +2,7 @@
 // a short history so that placement can weigh min/max/mean over the last minutes (seed 001) and
 // count idle GPUs (seed 000).
 //
-//   GpuReading reading = GpuReadingFromSamples(ParseExposition(text).samples);
+//   GpuReading reading = GpuReadingFromExposition(text);  // or FromSamples(a query's answer)
 //   GpuMetricsHistory history;                       // a 5 min window
 //   history.Add(reading, now);                       // once per poll; the caller reads the clock
 //   ClusterGpuMetrics metrics = history.Publish();

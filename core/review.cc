@@ -85,7 +85,8 @@ Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, co
 }
 
 AdmissionOutcome Decide(const AdmissionRequest& r, const InventorySnapshot& snapshot,
-                        const Policy& policy, Reservations* reservations, ReviewAnswer& answer) {
+                        const Policy& policy, Reservations* reservations, bool inventory_stale,
+                        ReviewAnswer& answer) {
   if (!r.sub_resource.empty()) return AdmissionOutcome::Allow();
   if (r.operation != Operation::kCreate && r.operation != Operation::kUpdate) {
     return AdmissionOutcome::Allow();
@@ -106,6 +107,15 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const InventorySnapshot& snap
       if (at.is_pod || GpuAsk(r.object, at) == GpuAsk(r.old_object, at)) continue;
     }
     PodRequest pod = PodRequest::From(r.ns, answer.summary, r.object.at(at.spec));
+    if (inventory_stale && !pod.needs.effective.empty()) {
+      // Free counts from a watch that has been down for a minute may be far off: deciding on
+      // them could send pods where nothing is free. Passing unchanged is what the pod asked for.
+      answer.skipped_stale = true;
+      answer.trail.push_back("inventory stale: GPU decision skipped");
+      warnings.push_back("gpuadmit: the GPU inventory is stale (watch down); " + pod.name +
+                         " passes unchanged");
+      continue;
+    }
     bool reserve = reservations != nullptr && at.is_pod && !r.dry_run;
     Decision d = reserve ? PlanAndReserve(r, at, pod, snapshot, policy, *reservations)
                          : Plan(pod, snapshot, policy, reservations);
@@ -121,7 +131,8 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const InventorySnapshot& snap
 }  // namespace
 
 Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snapshot,
-                            const Policy& policy, Reservations* reservations) {
+                            const Policy& policy, Reservations* reservations,
+                            bool inventory_stale) {
   auto request = DecodeAdmissionReview(body);
   if (!request.ok()) return request.error();
   const AdmissionRequest& r = request.value();
@@ -131,7 +142,7 @@ Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snap
   answer.summary = ObjectName(r);
   AdmissionOutcome outcome;
   try {
-    outcome = Decide(r, snapshot, policy, reservations, answer);
+    outcome = Decide(r, snapshot, policy, reservations, inventory_stale, answer);
   } catch (const std::exception& e) {
     // A bug, not bad input: the policy's failure mode answers it.
     outcome = AdmissionOutcome::Fail(std::string("internal error: ") + e.what());

@@ -26,14 +26,17 @@ struct ReviewAnswer {
   AdmissionOutcome::Kind kind = AdmissionOutcome::Kind::kAllow;
   std::string summary;             // one line for the log: what was decided for which object
   std::vector<std::string> trail;  // the decision trail (--explain, debug logs)
+  bool skipped_stale = false;      // a GPU decision was skipped: the inventory is stale
 };
 
 // Errors only when `body` is not a decodable AdmissionReview; every other problem (an object
 // gpuadmit cannot read, a bug) is answered by the policy's failure mode, never thrown.
 // With `reservations`, a Pod CREATE (not dryRun) reserves the devices its decision counted on,
-// under a key the patch writes into the <prefix>/reservation annotation.
+// under a key the patch writes into the <prefix>/reservation annotation. With `inventory_stale`,
+// decisions that need free counts are skipped: the object passes unchanged, with a warning.
 Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snapshot,
-                            const Policy& policy, Reservations* reservations = nullptr);
+                            const Policy& policy, Reservations* reservations = nullptr,
+                            bool inventory_stale = false);
 
 // Plans a contended decision again at most this often. A failed commit means another decision
 // took devices, and devices run out: in practice one or two retries.

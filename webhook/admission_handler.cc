@@ -81,11 +81,16 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
 
   auto start = std::chrono::steady_clock::now();
   try {
-    auto answer = Review(body, snapshot ? *snapshot : kEmptySnapshot, p, reservations_);
+    bool stale = stale_ && stale_();
+    auto answer = Review(body, snapshot ? *snapshot : kEmptySnapshot, p, reservations_, stale);
     if (!answer.ok()) return Reject(400, Counter::kBadRequests, answer.error().message);
     metrics_.ObserveReview(std::chrono::steady_clock::now() - start);
     const ReviewAnswer& a = answer.value();
     metrics_.Inc(CounterFor(a.kind, p.failure_mode));
+    if (a.skipped_stale) {
+      metrics_.Inc(Counter::kSkippedStale);
+      log_.Warn("GPU decision skipped: inventory stale", {{"uid", a.uid}, {"object", a.summary}});
+    }
     LogLevel level = a.kind == AdmissionOutcome::Kind::kAllow ? LogLevel::kDebug : LogLevel::kInfo;
     if (a.kind == AdmissionOutcome::Kind::kError) level = LogLevel::kWarn;
     if (log_.Enabled(level)) {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -43,6 +44,9 @@ class AdmissionHandler {
     snapshot_.store(std::move(snapshot));
   }
 
+  // `stale` says whether the inventory is too old to decide on (watch down too long).
+  void SetStalenessCheck(std::function<bool()> stale) { stale_ = std::move(stale); }
+
   // Ready once a policy and a snapshot are loaded.
   bool Ready() const { return policy_.load() != nullptr && snapshot_.load() != nullptr; }
 
@@ -56,6 +60,7 @@ class AdmissionHandler {
   Logger& log_;
   Metrics& metrics_;
   Reservations* reservations_;
+  std::function<bool()> stale_;  // set before serving, read-only after
   std::atomic<std::shared_ptr<const Policy>> policy_;
   std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;
 };

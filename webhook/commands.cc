@@ -13,6 +13,7 @@
 
 #include "core/review.h"
 #include "webhook/admission_handler.h"
+#include "webhook/cli_support.h"
 #include "webhook/config_files.h"
 #include "webhook/flags.h"
 #include "webhook/read_file.h"
@@ -21,16 +22,6 @@
 
 namespace gpuadmit {
 namespace {
-
-int UsageError(const std::string& command, const std::string& message) {
-  std::cerr << "gpuadmit " << command << ": " << message << " (see gpuadmit --help)\n";
-  return kExitUsage;
-}
-
-int ConfigError(const std::string& message) {
-  std::cerr << "gpuadmit: " << message << "\n";
-  return kExitConfig;
-}
 
 // Reads the review body from a file, or standard input for "-" or no argument.
 Result<std::string> ReadInput(const std::vector<std::string>& positional) {
@@ -42,95 +33,14 @@ Result<std::string> ReadInput(const std::vector<std::string>& positional) {
 
 }  // namespace
 
-int ServeCommand(int argc, char** argv) {
-  Flags f({"policy", "tls-cert", "tls-key", "listen", "cluster", "kubeconfig", "prometheus",
-           "metrics-listen", "log-level", "max-connections"},
-          {});
-  if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("serve", err);
-  for (const char* required : {"policy", "tls-cert", "tls-key"}) {
-    if (!f.Has(required)) return UsageError("serve", std::string("--") + required + " is required");
-  }
-  // Live sources arrive with the inventory issue; refuse them clearly rather than ignore them.
-  for (const char* later : {"kubeconfig", "prometheus", "metrics-listen"}) {
-    if (f.Has(later)) {
-      return UsageError("serve",
-                        std::string("--") + later + " is not supported yet; use --cluster FILE");
-    }
-  }
-  if (!f.Has("cluster")) {
-    return UsageError("serve",
-                      "--cluster FILE is required (in-cluster inventory is not built yet)");
-  }
-  LogLevel level = LogLevel::kInfo;
-  if (f.Has("log-level") && !ParseLogLevel(f.Value("log-level"), level)) {
-    return UsageError("serve", "--log-level must be debug, info, warn or error");
-  }
-  ServerOptions options;
-  if (!SplitHostPort(f.Value("listen", "0.0.0.0:8443"), options.host, options.port)) {
-    return UsageError("serve", "--listen must be HOST:PORT, not " + f.Value("listen"));
-  }
-  if (f.Has("max-connections")) {
-    try {
-      options.max_connections = std::stoul(f.Value("max-connections"));
-    } catch (const std::exception&) {
-      return UsageError("serve", "--max-connections must be a number");
-    }
-  }
-  options.cert_file = f.Value("tls-cert");
-  options.key_file = f.Value("tls-key");
+int UsageError(const std::string& command, const std::string& message) {
+  std::cerr << "gpuadmit " << command << ": " << message << " (see gpuadmit --help)\n";
+  return kExitUsage;
+}
 
-  Logger log(level);
-  Metrics metrics;
-  SteadyClock clock;
-  SharedLedger ledger(clock, kDefaultReservationTtl);
-  AdmissionHandler handler(log, metrics, &ledger);
-  // Block the stop signals in every thread; this one waits for them with sigwait.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGUSR1);  // the server thread's own "I stopped" note
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::signal(SIGPIPE, SIG_IGN);
-
-  // TLS and the port first: the cheapest checks, and a failure is then the only line printed.
-  auto server = TlsServer::Create(options, handler, metrics, log);
-  if (!server.ok()) return ConfigError(server.error().message);
-  auto policy = LoadPolicyFile(f.Value("policy"));
-  if (!policy.ok()) return ConfigError(policy.error().message);
-  auto snapshot = LoadClusterFile(f.Value("cluster"));
-  if (!snapshot.ok()) return ConfigError(snapshot.error().message);
-  log.Info("inventory loaded", {{"file", f.Value("cluster")},
-                                {"nodes", std::to_string(snapshot.value().nodes().size())},
-                                {"pods", std::to_string(snapshot.value().pod_count())}});
-  handler.SetPolicy(std::make_shared<const Policy>(std::move(policy).value()));
-  handler.SetSnapshot(std::make_shared<const InventorySnapshot>(std::move(snapshot).value()));
-  TlsServer& s = *server.value();
-  pthread_t main_thread = pthread_self();
-  std::thread serving([&] {
-    s.Run();
-    pthread_kill(main_thread, SIGUSR1);
-  });
-  serving
-      .detach();  // idle kept-alive connections may outlive the drain; the process exit ends them
-
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
-  if (signal_number == SIGUSR1) {
-    log.Error("server stopped on its own");
-    return kExitConfig;
-  }
-  log.Info("signal received, draining",
-           {{"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}});
-  s.Stop();
-  // 8 s: inside the 10 s the issue allows, and inside Kubernetes' 30 s grace period.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
-  // 200 ms: a request already being read when the listener closed reaches routing well within it.
-  bool drained = s.Drain(std::chrono::milliseconds(200), deadline);
-  if (!drained) log.Warn("drain deadline reached with requests still in flight");
-  log.Info("stopped");
-  std::fflush(nullptr);
-  std::_Exit(kExitOk);
+int ConfigError(const std::string& message) {
+  std::cerr << "gpuadmit: " << message << "\n";
+  return kExitConfig;
 }
 
 int ReviewCommand(int argc, char** argv) {

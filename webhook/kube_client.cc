@@ -9,6 +9,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -45,6 +47,29 @@ std::string TrimSpace(const std::string& s) {
   if (begin == std::string::npos) return "";
   return s.substr(begin, s.find_last_not_of(kSpace) + 1 - begin);
 }
+
+// Holds SIGPIPE blocked on this thread and discards one raised meanwhile. OpenSSL writes with
+// write(2), which raises SIGPIPE on a connection the server has closed (a TLS close_notify after
+// a drop or a Cancel); that ends any process not ignoring the signal, and only `serve` does.
+// SIGPIPE from write(2) goes to the writing thread, so blocking it here is enough.
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_, &previous_);
+  }
+  ~ScopedSigpipeBlock() {
+    if (sigismember(&previous_, SIGPIPE) == 1) return;  // the caller's to handle
+    timespec no_wait{};
+    sigtimedwait(&pipe_, nullptr, &no_wait);  // standard signals do not queue: one at most
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+
+ private:
+  sigset_t pipe_;
+  sigset_t previous_;
+};
 
 // The trimmed content of a bearer token file; an error names the file.
 Result<std::string> ReadTokenFile(const std::string& path) {
@@ -236,6 +261,7 @@ class KubeClient::Tls {
 };
 
 KubeClient::~KubeClient() {
+  ScopedSigpipeBlock sigpipe;
   http_.reset();  // closes httplib's descriptor first, with a TLS close_notify
   if (socket_dup_ >= 0) close(socket_dup_);
 }
@@ -267,8 +293,7 @@ Result<std::unique_ptr<KubeClient>> KubeClient::Create(const KubeConfig& config,
   self->http_->set_tcp_nodelay(true);
   self->http_->set_connection_timeout(options.connect_timeout);
   self->http_->set_write_timeout(kWriteTimeout);
-  // Paths go out as given: the caller encodes its query values, and httplib's re-encoding would
-  // turn a '+' into %2B.
+  // httplib's re-encoding would turn an encoded query's '+' (a space) into %2B (a plus).
   self->http_->set_url_encode(false);
   self->http_->set_socket_options([raw = self.get()](int fd) { raw->AdoptSocket(fd); });
 
@@ -309,6 +334,7 @@ Result<int> KubeClient::Get(
   if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
   http_->set_read_timeout(read_timeout);
   tls_->ClearVerifyError();
+  ScopedSigpipeBlock sigpipe;
 
   int status = 0;
   bool stopped_by_body = false;

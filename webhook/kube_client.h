@@ -1,15 +1,13 @@
 // KubeClient: KubeApi over HTTPS with cpp-httplib, configured from a KubeConfig. One kept-alive
 // TLS connection per client (each reflector owns its client), TCP_NODELAY, `Accept:
 // application/json` without compression, the server certificate verified with OpenSSL against
-// the configured CA only (not the system roots as well, as client-go does), a client
-// certificate when configured, and `Authorization: Bearer` with the token file re-read on every
-// request so that rotated service-account tokens are picked up at once.
+// the configured CA alone, as client-go does (httplib would trust the system roots too), a
+// client certificate when configured, and `Authorization: Bearer` with the token file re-read on
+// every request so that rotated service-account tokens are picked up at once. Paths go out as
+// given: the caller percent-encodes query values (a continue token, a fieldSelector).
 //
 //   auto client = KubeClient::Create(config.value());
 //   auto page = client.value()->List("/api/v1/nodes?limit=500");
-//
-// The process must ignore SIGPIPE (`gpuadmit serve` does): OpenSSL writes with write(2), so a
-// request on a connection the server has just closed would otherwise kill it.
 //
 // Thread safety: List and Watch from one thread at a time; Cancel from any thread.
 #pragma once

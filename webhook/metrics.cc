@@ -29,6 +29,10 @@ constexpr CounterInfo kCounters[] = {
     {Counter::kUnsupportedMedia, "gpuadmit_http_rejected_total", R"(code="415")", ""},
     {Counter::kHandlerPanics, "gpuadmit_handler_exceptions_total", "",
      "Exceptions that escaped a review and were answered by the failure mode."},
+    {Counter::kSkippedStale, "gpuadmit_decisions_skipped_stale_total", "",
+     "GPU decisions skipped because the inventory watch was down past the staleness limit."},
+    {Counter::kClusterReloadFailures, "gpuadmit_cluster_file_reload_failures_total", "",
+     "Changed --cluster files that could not be loaded; the last good inventory stayed."},
 };
 
 }  // namespace

@@ -19,12 +19,14 @@ enum class Counter {
   kReviewsAllowed,
   kReviewsPatched,
   kReviewsDenied,
-  kReviewsFailOpen,    // degraded: gpuadmit could not decide and let the object pass
-  kReviewsFailClosed,  // degraded: gpuadmit could not decide and denied (failureMode closed)
-  kBadRequests,        // 400: body not a decodable AdmissionReview
-  kUnsupportedMedia,   // 415
-  kPayloadTooLarge,    // 413
-  kHandlerPanics,      // degraded: an exception escaped the review and was answered fail-open
+  kReviewsFailOpen,        // degraded: gpuadmit could not decide and let the object pass
+  kReviewsFailClosed,      // degraded: gpuadmit could not decide and denied (failureMode closed)
+  kBadRequests,            // 400: body not a decodable AdmissionReview
+  kUnsupportedMedia,       // 415
+  kPayloadTooLarge,        // 413
+  kHandlerPanics,          // degraded: an exception escaped the review and was answered fail-open
+  kSkippedStale,           // degraded: a GPU decision skipped because the inventory is stale
+  kClusterReloadFailures,  // degraded: a changed --cluster file did not load; the last stays
   kCount,
 };
 

@@ -1,0 +1,215 @@
+// gpuadmit serve: the webhook. Builds the server from its parts (no globals): logger, metrics,
+// ledger, handler, TLS server, policy, an inventory source (--cluster FILE reloaded on change;
+// or the Kubernetes API through --kubeconfig, or in-cluster by default), optional GPU metrics,
+// then serves until SIGTERM or SIGINT and drains.
+#include <pthread.h>
+
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "webhook/admission_handler.h"
+#include "webhook/cli_support.h"
+#include "webhook/commands.h"
+#include "webhook/config_files.h"
+#include "webhook/file_reloader.h"
+#include "webhook/flags.h"
+#include "webhook/kube_client.h"
+#include "webhook/kube_config.h"
+#include "webhook/kube_inventory.h"
+#include "webhook/prometheus_source.h"
+#include "webhook/shared_ledger.h"
+#include "webhook/tls_server.h"
+
+namespace gpuadmit {
+namespace {
+
+// The inventory of --cluster FILE: loaded now, and again whenever the file changes. A file that
+// no longer loads keeps the last good snapshot, with a warning and a counter.
+class ClusterFileSource {
+ public:
+  ClusterFileSource(std::string path, AdmissionHandler& handler, Metrics& metrics, Logger& log)
+      : path_(std::move(path)),
+        handler_(handler),
+        metrics_(metrics),
+        log_(log),
+        reloader_(path_, std::chrono::seconds(1), [this] { Load(/*initial=*/false); }) {}
+
+  bool Load(bool initial) {
+    auto snapshot = LoadClusterFile(path_);
+    if (!snapshot.ok()) {
+      if (!initial) {
+        metrics_.Inc(Counter::kClusterReloadFailures);
+        log_.Warn("cluster file reload failed; keeping the last good inventory",
+                  {{"error", snapshot.error().message}});
+      }
+      error_ = snapshot.error().message;
+      return false;
+    }
+    log_.Info(initial ? "inventory loaded" : "inventory reloaded",
+              {{"file", path_},
+               {"nodes", std::to_string(snapshot.value().nodes().size())},
+               {"pods", std::to_string(snapshot.value().pod_count())}});
+    handler_.SetSnapshot(std::make_shared<const InventorySnapshot>(std::move(snapshot).value()));
+    return true;
+  }
+  void Start() { reloader_.Start(); }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string path_;
+  AdmissionHandler& handler_;
+  Metrics& metrics_;
+  Logger& log_;
+  std::string error_;
+  FileReloader reloader_;
+};
+
+// The live inventory: two Kubernetes clients (each holds a watch) and the reflectors.
+struct KubeSource {
+  std::unique_ptr<KubeClient> nodes_client;
+  std::unique_ptr<KubeClient> pods_client;
+  std::unique_ptr<KubeInventory> inventory;
+};
+
+Result<KubeSource> StartKubeSource(const Flags& f, const Clock& clock, Logger& log,
+                                   AdmissionHandler& handler, SharedLedger& ledger) {
+  auto config = f.Has("kubeconfig") ? LoadKubeconfig(f.Value("kubeconfig"), f.Value("context"))
+                                    : InClusterConfig(InClusterEnv::FromProcess());
+  if (!config.ok()) return config.error();
+  KubeSource s;
+  auto nodes = KubeClient::Create(config.value());
+  if (!nodes.ok()) return nodes.error();
+  auto pods = KubeClient::Create(config.value());
+  if (!pods.ok()) return pods.error();
+  s.nodes_client = std::move(nodes).value();
+  s.pods_client = std::move(pods).value();
+  s.inventory = std::make_unique<KubeInventory>(
+      *s.nodes_client, *s.pods_client, clock, log, KubeInventoryOptions{},
+      [&handler](std::shared_ptr<const InventorySnapshot> snapshot) {
+        handler.SetSnapshot(std::move(snapshot));
+      },
+      &ledger);
+  handler.SetStalenessCheck([inventory = s.inventory.get()] { return inventory->Stale(); });
+  s.inventory->Start();
+  log.Info("watching the Kubernetes API for nodes and pods", {{"server", config.value().server}});
+  return s;
+}
+
+}  // namespace
+
+int ServeCommand(int argc, char** argv) {
+  Flags f({"policy", "tls-cert", "tls-key", "listen", "cluster", "kubeconfig", "context",
+           "prometheus", "dcgm-file", "metrics-listen", "log-level", "max-connections"},
+          {});
+  if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("serve", err);
+  for (const char* required : {"policy", "tls-cert", "tls-key"}) {
+    if (!f.Has(required)) return UsageError("serve", std::string("--") + required + " is required");
+  }
+  if (f.Has("cluster") && f.Has("kubeconfig")) {
+    return UsageError("serve", "--cluster and --kubeconfig are alternatives; give one");
+  }
+  if (f.Has("prometheus") && f.Has("dcgm-file")) {
+    return UsageError("serve", "--prometheus and --dcgm-file are alternatives; give one");
+  }
+  if (f.Has("metrics-listen")) {
+    return UsageError("serve", "--metrics-listen is not supported yet; /metrics is on --listen");
+  }
+  LogLevel level = LogLevel::kInfo;
+  if (f.Has("log-level") && !ParseLogLevel(f.Value("log-level"), level)) {
+    return UsageError("serve", "--log-level must be debug, info, warn or error");
+  }
+  ServerOptions options;
+  if (!SplitHostPort(f.Value("listen", "0.0.0.0:8443"), options.host, options.port)) {
+    return UsageError("serve", "--listen must be HOST:PORT, not " + f.Value("listen"));
+  }
+  if (f.Has("max-connections")) {
+    try {
+      options.max_connections = std::stoul(f.Value("max-connections"));
+    } catch (const std::exception&) {
+      return UsageError("serve", "--max-connections must be a number");
+    }
+  }
+  options.cert_file = f.Value("tls-cert");
+  options.key_file = f.Value("tls-key");
+
+  Logger log(level);
+  Metrics metrics;
+  SteadyClock clock;
+  SharedLedger ledger(clock, kDefaultReservationTtl);
+  AdmissionHandler handler(log, metrics, &ledger);
+
+  // Block the stop signals in every thread; this one waits for them with sigwait.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGUSR1);  // the server thread's own "I stopped" note
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  // TLS and the port first: the cheapest checks, and a failure is then the only line printed.
+  auto server = TlsServer::Create(options, handler, metrics, log);
+  if (!server.ok()) return ConfigError(server.error().message);
+  auto policy = LoadPolicyFile(f.Value("policy"));
+  if (!policy.ok()) return ConfigError(policy.error().message);
+  handler.SetPolicy(std::make_shared<const Policy>(std::move(policy).value()));
+
+  std::unique_ptr<ClusterFileSource> file_source;
+  KubeSource kube_source;
+  if (f.Has("cluster")) {
+    file_source = std::make_unique<ClusterFileSource>(f.Value("cluster"), handler, metrics, log);
+    if (!file_source->Load(/*initial=*/true)) return ConfigError(file_source->error());
+    file_source->Start();
+  } else {
+    auto kube = StartKubeSource(f, clock, log, handler, ledger);
+    if (!kube.ok()) return ConfigError(kube.error().message);
+    kube_source = std::move(kube).value();
+  }
+
+  std::unique_ptr<GpuMetricsPoller> gpu_metrics;
+  if (f.Has("prometheus") || f.Has("dcgm-file")) {
+    std::unique_ptr<GpuMetricsReader> reader;
+    if (f.Has("prometheus")) {
+      auto prometheus = MakePrometheusReader(f.Value("prometheus"));
+      if (!prometheus.ok()) return ConfigError(prometheus.error().message);
+      reader = std::move(prometheus).value();
+    } else {
+      reader = MakeDcgmFileReader(f.Value("dcgm-file"));
+    }
+    GpuMetricsPollerOptions poll;
+    poll.source = f.Has("prometheus") ? f.Value("prometheus") : f.Value("dcgm-file");
+    gpu_metrics = std::make_unique<GpuMetricsPoller>(std::move(reader), clock, log, poll);
+    gpu_metrics->Start();
+  }
+
+  TlsServer& s = *server.value();
+  pthread_t main_thread = pthread_self();
+  std::thread serving([&] {
+    s.Run();
+    pthread_kill(main_thread, SIGUSR1);
+  });
+  serving
+      .detach();  // idle kept-alive connections may outlive the drain; the process exit ends them
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  if (signal_number == SIGUSR1) {
+    log.Error("server stopped on its own");
+    return kExitConfig;
+  }
+  log.Info("signal received, draining",
+           {{"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  s.Stop();
+  // 8 s: inside the 10 s the issue allows, and inside Kubernetes' 30 s grace period.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  // 200 ms: a request already being read when the listener closed reaches routing well within it.
+  bool drained = s.Drain(std::chrono::milliseconds(200), deadline);
+  if (!drained) log.Warn("drain deadline reached with requests still in flight");
+  log.Info("stopped");
+  std::fflush(nullptr);
+  std::_Exit(kExitOk);
+}
+
+}  // namespace gpuadmit
