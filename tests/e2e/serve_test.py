@@ -391,6 +391,31 @@ def case_cli():
     check("serve without --policy: exit 2", p.returncode == 2, "rc %d %r" % (p.returncode, p.stderr))
 
 
+def case_inventory():
+    """`inventory` joins dcgm-exporter metrics to nodes through the exporter pod's nodeName."""
+    with open(os.path.join(A.src, "manifests/examples/demo-cluster.json")) as f:
+        c = json.load(f)
+    c["items"].append({"apiVersion": "v1", "kind": "Pod",
+                       "metadata": {"name": "nvidia-dcgm-exporter-s228n", "namespace": "gpu-operator"},
+                       "spec": {"nodeName": "gpu-small",
+                                "containers": [{"name": "exporter", "image": "dcgm-exporter"}]},
+                       "status": {"phase": "Running"}})
+    cluster = os.path.join(A.tmp, "with-exporter.json")
+    with open(cluster, "w") as f:
+        json.dump(c, f)
+    dcgm = os.path.join(A.src, "tests/fixtures/dcgm/tesla-t4-x2-one-workload-pod-labels.prom")
+    p = subprocess.run([A.gpuadmit, "inventory", "--cluster", cluster, "--dcgm-file", dcgm,
+                        "-o", "json"], capture_output=True, text=True, timeout=30)
+    rows = {r["node"]: r for r in json.loads(p.stdout)} if p.returncode == 0 else {}
+    small = rows.get("gpu-small", {})
+    # The fixture's two T4s: 0% busy, 128 + 5 MiB used of 29,919 MiB.
+    check("inventory: metrics joined via the exporter pod",
+          small.get("gpuUtilizationPercent") == 0 and small.get("gpuMemory") == "133/29919Mi"
+          and small.get("resources", {}).get(MIG1, {}).get("free") == 22
+          and "gpuUtilizationPercent" not in rows.get("gpu-medium", {"gpuUtilizationPercent": 1}),
+          "rc %d, gpu-small %r, stderr %r" % (p.returncode, small, p.stderr[-300:]))
+
+
 def main():
     global A
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -422,6 +447,7 @@ def main():
             case_keep_alive(servers[0])
         case_drain(exhausted)
         case_cli()
+        case_inventory()
     finally:
         kill_all()
     print("%d passed, %d failed" % (RESULTS["passed"], RESULTS["failed"]))
