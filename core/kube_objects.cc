@@ -40,6 +40,42 @@ std::string WantedNode(const json& spec) {
   return "";
 }
 
+int64_t Number(const std::map<std::string, std::string, std::less<>>& labels,
+               std::string_view key) {
+  auto it = labels.find(key);
+  if (it == labels.end()) return 0;
+  auto n = ParseWholeQuantity(it->second);
+  return n.ok() ? n.value() : 0;
+}
+
+std::string Label(const std::map<std::string, std::string, std::less<>>& labels,
+                  std::string_view key) {
+  auto it = labels.find(key);
+  return it == labels.end() ? "" : it->second;
+}
+
+GpuFacts ReadGpuFacts(const std::map<std::string, std::string, std::less<>>& labels) {
+  GpuFacts g;
+  g.product = Label(labels, "nvidia.com/gpu.product");
+  g.memory_mib = Number(labels, "nvidia.com/gpu.memory");
+  g.count = Number(labels, "nvidia.com/gpu.count");
+  g.mig_strategy = Label(labels, "nvidia.com/mig.strategy");
+  g.mig_capable = Label(labels, "nvidia.com/mig.capable") == "true";
+  g.sharing_strategy = Label(labels, "nvidia.com/gpu.sharing-strategy");
+  g.mps_capable = Label(labels, "nvidia.com/mps.capable") == "true";
+  // "nvidia.com/mig-1g.10gb.count" -> the resource "nvidia.com/mig-1g.10gb".
+  constexpr std::string_view kPrefix = "nvidia.com/mig-";
+  constexpr std::string_view kSuffix = ".count";
+  for (auto it = labels.lower_bound(kPrefix); it != labels.end() && it->first.starts_with(kPrefix);
+       ++it) {
+    if (it->first.ends_with(kSuffix)) {
+      g.mig_counts[it->first.substr(0, it->first.size() - kSuffix.size())] =
+          Number(labels, it->first);
+    }
+  }
+  return g;
+}
+
 }  // namespace
 
 NodeFacts ReadNode(const json& node) {
@@ -51,9 +87,8 @@ NodeFacts ReadNode(const json& node) {
       if (v.is_string()) n.labels.emplace(k, v.get<std::string>());
     }
   }
-  if (auto it = n.labels.find("nvidia.com/gpu.product"); it != n.labels.end()) {
-    n.product = it->second;
-  }
+  n.gpu = ReadGpuFacts(n.labels);
+  n.product = n.gpu.product;
   const json& spec = Field(node, "spec");
   n.unschedulable = Field(spec, "unschedulable").is_boolean() && Field(spec, "unschedulable");
   if (const json& taints = Field(spec, "taints"); taints.is_array()) {

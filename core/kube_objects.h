@@ -20,6 +20,18 @@
 
 namespace gpuadmit {
 
+// What NVIDIA GPU Feature Discovery's labels say about a node's GPUs; zero/empty when absent.
+struct GpuFacts {
+  std::string product;           // nvidia.com/gpu.product
+  int64_t memory_mib = 0;        // nvidia.com/gpu.memory (per GPU)
+  int64_t count = 0;             // nvidia.com/gpu.count
+  std::string mig_strategy;      // nvidia.com/mig.strategy: none, single, mixed
+  bool mig_capable = false;      // nvidia.com/mig.capable
+  std::string sharing_strategy;  // nvidia.com/gpu.sharing-strategy: none, time-slicing, mps
+  bool mps_capable = false;      // nvidia.com/mps.capable
+  ResourceList mig_counts;       // nvidia.com/mig-<p>.count, keyed by nvidia.com/mig-<p>
+};
+
 // A Node's facts: everything but what pods use of it. Shared, immutable, between snapshots.
 struct NodeFacts {
   std::string name;
@@ -29,6 +41,7 @@ struct NodeFacts {
   bool unschedulable = false;
   ResourceList allocatable;  // managed resources only
   std::string product;       // nvidia.com/gpu.product, "" when absent
+  GpuFacts gpu;
 };
 
 // A Pod as the inventory counts it.

@@ -117,3 +117,23 @@ TEST(ReadPod, APendingPodPinnedToOneNodeSaysWhich) {
 
 }  // namespace
 }  // namespace gpuadmit
+
+namespace gpuadmit {
+namespace {
+
+TEST(ReadNode, ReadsGpuFeatureDiscoveryLabelsOfARealMigNode) {
+  auto node = YamlToJson(testing::ReadSourceFile(
+      "tests/fixtures/nodes/a100-sxm4-40gb-mig-mixed-3x1g.5gb-1x2g.10gb-kubectl-edit.yaml"));
+  ASSERT_TRUE(node.ok());
+  NodeFacts n = ReadNode(node.value());
+  EXPECT_EQ(n.gpu.product, "NVIDIA-A100-SXM4-40GB");
+  EXPECT_EQ(n.gpu.count, 1);
+  EXPECT_EQ(n.gpu.memory_mib, 40960);
+  EXPECT_EQ(n.gpu.mig_strategy, "mixed");
+  EXPECT_TRUE(n.gpu.mig_capable);
+  EXPECT_EQ(n.gpu.mig_counts,
+            (ResourceList{{"nvidia.com/mig-1g.5gb", 3}, {"nvidia.com/mig-2g.10gb", 1}}));
+}
+
+}  // namespace
+}  // namespace gpuadmit
