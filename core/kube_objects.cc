@@ -168,6 +168,13 @@ FieldTrie EventOf(const FieldTrie& object) {
   return trie;
 }
 
+// A watch event's object: the kind's own fields, or those of the Status an ERROR event carries.
+FieldTrie ObjectOrStatus(const FieldTrie& kind) {
+  FieldTrie t = FieldTrie::FromPatterns({"kind", "code", "reason", "message"});
+  for (const char* part : {"metadata", "spec", "status"}) t.Attach(part, kind.Child(part));
+  return t;
+}
+
 }  // namespace
 
 const FieldTrie& NodeListFields() {
@@ -181,25 +188,13 @@ const FieldTrie& PodListFields() {
 }
 
 const FieldTrie& NodeEventFields() {
-  static const FieldTrie object = [] {
-    FieldTrie t = FieldTrie::FromPatterns({"kind", "code", "reason", "message"});
-    t.Attach("metadata", NodeFields().Child("metadata"));
-    t.Attach("spec", NodeFields().Child("spec"));
-    t.Attach("status", NodeFields().Child("status"));
-    return t;
-  }();
+  static const FieldTrie object = ObjectOrStatus(NodeFields());
   static const FieldTrie trie = EventOf(object);
   return trie;
 }
 
 const FieldTrie& PodEventFields() {
-  static const FieldTrie object = [] {
-    FieldTrie t = FieldTrie::FromPatterns({"kind", "code", "reason", "message"});
-    t.Attach("metadata", PodFields().Child("metadata"));
-    t.Attach("spec", PodFields().Child("spec"));
-    t.Attach("status", PodFields().Child("status"));
-    return t;
-  }();
+  static const FieldTrie object = ObjectOrStatus(PodFields());
   static const FieldTrie trie = EventOf(object);
   return trie;
 }

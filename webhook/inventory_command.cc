@@ -43,8 +43,7 @@ std::map<std::string, std::string, std::less<>> ExporterPodNodes(const json& lis
 }
 
 Result<std::shared_ptr<const InventorySnapshot>> FromKubernetes(const Flags& f) {
-  auto config = f.Has("kubeconfig") ? LoadKubeconfig(f.Value("kubeconfig"), f.Value("context"))
-                                    : InClusterConfig(InClusterEnv::FromProcess());
+  auto config = KubeConfigFor(f.Value("kubeconfig"), f.Value("context"));
   if (!config.ok()) return config.error();
   auto nodes = KubeClient::Create(config.value());
   if (!nodes.ok()) return nodes.error();
@@ -109,14 +108,9 @@ int InventoryCommand(int argc, char** argv) {
 
   std::shared_ptr<const ClusterGpuMetrics> metrics;
   if (f.Has("prometheus") || f.Has("dcgm-file")) {
-    std::unique_ptr<GpuMetricsReader> reader;
-    if (f.Has("prometheus")) {
-      auto prometheus = MakePrometheusReader(f.Value("prometheus"));
-      if (!prometheus.ok()) return ConfigError(prometheus.error().message);
-      reader = std::move(prometheus).value();
-    } else {
-      reader = MakeDcgmFileReader(f.Value("dcgm-file"));
-    }
+    auto made = MakeGpuMetricsReader(f.Value("prometheus"), f.Value("dcgm-file"));
+    if (!made.ok()) return ConfigError(made.error().message);
+    std::unique_ptr<GpuMetricsReader> reader = std::move(made).value();
     auto reading = reader->Read();
     if (!reading.ok()) return ConfigError(reading.error().message);
     metrics = std::make_shared<const ClusterGpuMetrics>(RenameNodes(

@@ -261,4 +261,9 @@ Result<KubeConfig> InClusterConfig(const InClusterEnv& env) {
   return config;
 }
 
+Result<KubeConfig> KubeConfigFor(const std::string& kubeconfig, const std::string& context) {
+  if (!kubeconfig.empty()) return LoadKubeconfig(kubeconfig, context);
+  return InClusterConfig(InClusterEnv::FromProcess());
+}
+
 }  // namespace gpuadmit

@@ -57,4 +57,8 @@ struct InClusterEnv {
 // or the file.
 Result<KubeConfig> InClusterConfig(const InClusterEnv& env);
 
+// What the command line asks for: the kubeconfig at `kubeconfig` (with `context`) when given,
+// else the in-cluster service account of this process.
+Result<KubeConfig> KubeConfigFor(const std::string& kubeconfig, const std::string& context);
+
 }  // namespace gpuadmit

@@ -292,4 +292,10 @@ GpuMetricsPollerStatus GpuMetricsPoller::status() const {
   return status_;
 }
 
+Result<std::unique_ptr<GpuMetricsReader>> MakeGpuMetricsReader(const std::string& prometheus_url,
+                                                               const std::string& dcgm_file) {
+  if (!prometheus_url.empty()) return MakePrometheusReader(prometheus_url);
+  return MakeDcgmFileReader(dcgm_file);
+}
+
 }  // namespace gpuadmit

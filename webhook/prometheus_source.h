@@ -76,6 +76,11 @@ Result<std::unique_ptr<GpuMetricsReader>> MakePrometheusReader(
 // (inode, size or modification time), so polling it often is cheap.
 std::unique_ptr<GpuMetricsReader> MakeDcgmFileReader(std::string path, GpuReadOptions options = {});
 
+// The reader the command line asks for: Prometheus when `prometheus_url` is set, else the DCGM
+// exposition file. Errors as MakePrometheusReader's.
+Result<std::unique_ptr<GpuMetricsReader>> MakeGpuMetricsReader(const std::string& prometheus_url,
+                                                               const std::string& dcgm_file);
+
 struct GpuMetricsPollerOptions {
   std::string source;                                             // for log lines: the URL or file
   std::chrono::milliseconds interval = std::chrono::seconds(15);  // dcgm-exporter's default

@@ -75,8 +75,7 @@ struct KubeSource {
 
 Result<KubeSource> StartKubeSource(const Flags& f, const Clock& clock, Logger& log,
                                    AdmissionHandler& handler, SharedLedger& ledger) {
-  auto config = f.Has("kubeconfig") ? LoadKubeconfig(f.Value("kubeconfig"), f.Value("context"))
-                                    : InClusterConfig(InClusterEnv::FromProcess());
+  auto config = KubeConfigFor(f.Value("kubeconfig"), f.Value("context"));
   if (!config.ok()) return config.error();
   KubeSource s;
   auto nodes = KubeClient::Create(config.value());
@@ -170,14 +169,9 @@ int ServeCommand(int argc, char** argv) {
 
   std::unique_ptr<GpuMetricsPoller> gpu_metrics;
   if (f.Has("prometheus") || f.Has("dcgm-file")) {
-    std::unique_ptr<GpuMetricsReader> reader;
-    if (f.Has("prometheus")) {
-      auto prometheus = MakePrometheusReader(f.Value("prometheus"));
-      if (!prometheus.ok()) return ConfigError(prometheus.error().message);
-      reader = std::move(prometheus).value();
-    } else {
-      reader = MakeDcgmFileReader(f.Value("dcgm-file"));
-    }
+    auto made = MakeGpuMetricsReader(f.Value("prometheus"), f.Value("dcgm-file"));
+    if (!made.ok()) return ConfigError(made.error().message);
+    std::unique_ptr<GpuMetricsReader> reader = std::move(made).value();
     GpuMetricsPollerOptions poll;
     poll.source = f.Has("prometheus") ? f.Value("prometheus") : f.Value("dcgm-file");
     gpu_metrics = std::make_unique<GpuMetricsPoller>(std::move(reader), clock, log, poll);

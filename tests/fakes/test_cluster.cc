@@ -47,4 +47,19 @@ InventorySnapshot SnapshotOf(const nlohmann::json& cluster) {
   return std::move(snapshot).value();
 }
 
+nlohmann::json PatchOf(const nlohmann::json& response) {
+  if (!response.contains("patch")) return nlohmann::json::array();
+  static const std::string kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string raw;
+  int bits = 0;
+  uint32_t acc = 0;
+  for (char c : response["patch"].get<std::string>()) {
+    if (c == '=') break;
+    acc = (acc << 6) | static_cast<uint32_t>(kAlphabet.find(c));
+    if ((bits += 6) >= 8) raw += static_cast<char>((acc >> (bits -= 8)) & 0xFF);
+  }
+  return nlohmann::json::parse(raw);
+}
+
 }  // namespace gpuadmit::testing

@@ -25,4 +25,7 @@ void AddBoundPods(nlohmann::json& cluster, const std::string& node, const std::s
 
 InventorySnapshot SnapshotOf(const nlohmann::json& cluster);
 
+// The RFC 6902 operations an AdmissionReview answer's base64 `patch` carries ([] when none).
+nlohmann::json PatchOf(const nlohmann::json& response);
+
 }  // namespace gpuadmit::testing

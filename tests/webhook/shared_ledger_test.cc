@@ -45,18 +45,7 @@ std::string ReservedKey(const std::string& body, const InventorySnapshot& s, Sha
   EXPECT_TRUE(answer.ok());
   json response = json::parse(answer.value().body)["response"];
   if (!response.contains("patch")) return "";
-  std::string b64 = response["patch"];
-  static const std::string kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string raw;
-  int bits = 0;
-  uint32_t acc = 0;
-  for (char c : b64) {
-    if (c == '=') break;
-    acc = (acc << 6) | static_cast<uint32_t>(kAlphabet.find(c));
-    if ((bits += 6) >= 8) raw += static_cast<char>((acc >> (bits -= 8)) & 0xFF);
-  }
-  json object = json::parse(body)["request"]["object"].patch(json::parse(raw));
+  json object = json::parse(body)["request"]["object"].patch(testing::PatchOf(response));
   return object["metadata"]["annotations"].value(kReservation, "");
 }
 
