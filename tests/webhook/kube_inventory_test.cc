@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "core/yaml_json.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_kube_api_server.h"
 #include "tests/fakes/test_cluster.h"
@@ -157,6 +158,29 @@ TEST_F(KubeInventoryTest, TheRecordedWatchStreamAddsModifiesAndDeletesItsPod) {
   WaitFor([&](const InventorySnapshot& s) { return s.pod_count() == pods; });
 }
 
+TEST_F(KubeInventoryTest, RealRecordedNodeObjectsGiveTheirMigCapacity) {
+  std::vector<json> nodes;
+  for (const char* file : {"a100-sxm4-40gb-mig-7g.40gb-kubectl-edit.yaml",
+                           "a100-sxm4-40gb-mig-mixed-3x1g.5gb-1x2g.10gb-kubectl-edit.yaml",
+                           "tesla-t4-x2-gpu-2-kubectl-edit.yaml"}) {
+    auto node = YamlToJson(testing::ReadSourceFile(std::string("tests/fixtures/nodes/") + file));
+    ASSERT_TRUE(node.ok()) << file;
+    nodes.push_back(node.value());
+  }
+  // Two of the recordings are the same host reconfigured: the later object wins, as in a watch.
+  api_.SetObjects("nodes", nodes, "200");
+  api_.SetObjects("pods",
+                  {GpuPod("t4-user", "qa-mig-worker-gpu-1", "Running", "nvidia.com/gpu", "201")},
+                  "200");
+  Start();
+  auto s = WaitFor([](const InventorySnapshot& x) { return x.nodes().size() == 2; });
+  EXPECT_EQ(Free(*s, "qa-mig-worker-gpu-a100", "nvidia.com/mig-1g.5gb"), 3);
+  EXPECT_EQ(Free(*s, "qa-mig-worker-gpu-a100", "nvidia.com/mig-2g.10gb"), 1);
+  EXPECT_EQ(Free(*s, "qa-mig-worker-gpu-a100", "nvidia.com/mig-3g.20gb"), 0);  // allocatable 0
+  EXPECT_EQ(Free(*s, "qa-mig-worker-gpu-1", "nvidia.com/gpu"), 1);             // 2 T4s, 1 used
+  EXPECT_EQ(s->FindNode("qa-mig-worker-gpu-1")->Product(), "Tesla-T4");
+}
+
 TEST_F(KubeInventoryTest, ABookmarkMovesTheResourceVersionTheNextWatchResumesFrom) {
   Start();
   WaitFor([](const InventorySnapshot& s) { return s.nodes().size() == 3; });
@@ -190,7 +214,9 @@ TEST_F(KubeInventoryTest, A410StatusOnTheWatchRelists) {
   api_.InjectFault("pods", testing::FakeKubeApiServer::RequestKind::kWatch,
                    testing::FakeKubeApiServer::Fault::Status(410));
   Start();
-  WaitFor([](const InventorySnapshot& s) { return s.nodes().size() == 3; });
+  auto s = WaitFor([](const InventorySnapshot& x) { return x.nodes().size() == 3; });
+  EXPECT_EQ(Free(*s, "gpu-medium", k2g), 7);
+  EXPECT_EQ(Free(*s, "gpu-small", k1g), 22);
   ASSERT_TRUE(api_.WaitForWatches("pods", 1, seconds(10)));  // the one after the relist
   int lists = 0;
   for (const auto& r : api_.requests()) {
