@@ -14,13 +14,14 @@ DEBS := cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-d
         libyaml-cpp-dev rapidjson-dev libgtest-dev libgmock-dev libbenchmark-dev openssl curl \
         python3 python3-jsonpatch python3-yaml wrk nginx-light prometheus
 
-.PHONY: all deps build test run bench certs deploy clean help
+.PHONY: all deps build test test-sanitize run bench certs deploy clean help
 
 all: build
 
 help:
 	@echo "make run     build and start gpuadmit on https://$(LISTEN) (dev certs, example policy, demo cluster)"
 	@echo "make test    build and run every test"
+	@echo "make test-sanitize  the tests again under ASan and UBSan (build-sanitize/)"
 	@echo "make bench   micro-benchmarks and the HTTPS load comparison with nginx"
 	@echo "make certs   dev CA and serving certificate in certs/dev/"
 	@echo "make deploy  kubectl apply -k manifests/"
@@ -49,6 +50,13 @@ build: deps $(BUILD)/CMakeCache.txt
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
+# The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in their own build dir.
+test-sanitize: deps
+	cmake -S . -B $(BUILD)-sanitize -DGPUADMIT_SANITIZE=ON -DGPUADMIT_BENCH=OFF \
+	  -DCMAKE_BUILD_TYPE=Debug $(CMAKE_ARGS)
+	cmake --build $(BUILD)-sanitize -j$(JOBS)
+	ctest --test-dir $(BUILD)-sanitize --output-on-failure -j$(JOBS)
+
 certs: deps
 	certs/gen-certs.sh --out certs/dev
 
@@ -65,4 +73,4 @@ deploy:
 	kubectl apply -k manifests/
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(BUILD)-sanitize

@@ -8,3 +8,14 @@ target_compile_options(gpuadmit_warnings INTERFACE -Wall -Wextra -Wpedantic -Wsh
 if(GPUADMIT_WERROR)
   target_compile_options(gpuadmit_warnings INTERFACE -Werror)
 endif()
+
+# ASan + UBSan for every project target (a second build directory: make test-sanitize), through
+# an INTERFACE target the warnings target carries. UBSan stops at the first finding, so a test
+# fails instead of printing and going on.
+add_library(gpuadmit_sanitizers INTERFACE)
+if(GPUADMIT_SANITIZE)
+  target_compile_options(gpuadmit_sanitizers INTERFACE -fsanitize=address,undefined
+                         -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  target_link_options(gpuadmit_sanitizers INTERFACE -fsanitize=address,undefined)
+endif()
+target_link_libraries(gpuadmit_warnings INTERFACE gpuadmit_sanitizers)

@@ -237,7 +237,8 @@ TEST(GpuMetricsHistory, KeepsAtMostMaxPointsPerDevice) {
   GpuMetricsHistory history({.span = minutes(5), .max_points = 2});
   MetricsTime t0{};
   for (int i = 0; i < 5; ++i) history.Add(OneGpu("n", i, i), t0 + seconds(i));
-  const GpuMetrics& gpu = history.Publish().nodes()[0].gpus[0];
+  ClusterGpuMetrics published = history.Publish();
+  const GpuMetrics& gpu = published.nodes()[0].gpus[0];
   EXPECT_EQ(gpu.utilization_percent, (WindowStats{.min = 3, .max = 4, .mean = 3.5, .count = 2}));
 }
 
