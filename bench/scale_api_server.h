@@ -24,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/process_probe.h"
 #include "bench/scale_cluster.h"
 #include "tests/fakes/tls_files.h"
 
@@ -71,5 +72,21 @@ class ScaleApiServer {
   bool released_ = false;
   bool stopping_ = false;
 };
+
+struct ServeOptions {
+  int nodes = 5000;
+  int pods = 150000;
+  int events = 200000;       // in the pods watch stream
+  bool fake_server = false;  // serve with tests/fakes FakeKubeApiServer instead
+  std::string token;
+  int page_size = 500;
+  size_t watch_block_bytes = 1 << 20;
+};
+
+// The API server process of bench/inventory_scale.cc: renders the cluster, serves it, and
+// answers the parent over `parent`: "ready URL CA_FILE RENDER_S POD_LIST_BYTES EVENT_BYTES"
+// first; then "go" lets the pods watch stream flow, "cpu" is answered with its CPU seconds, and
+// "stop" (or the parent's end) with "CPU_S PEAK_RSS_MIB" before it returns 0.
+int ServeClusterProcess(const ServeOptions& options, Link& parent);
 
 }  // namespace gpuadmit::bench

@@ -1,7 +1,7 @@
 // ScaleCluster: a generated cluster at the largest size Kubernetes supports (5,000 nodes of 8 GPUs,
 // 150,000 pods), for bench/inventory_scale.cc. Every object is rendered straight to the compact
 // JSON text an apiserver sends (Nodes labelled as GPU Feature Discovery labels them, Pods of about
-// 4 KB with managedFields, ownerReferences, env, volumes and status), from a plan that is a pure
+// 4.5 KB with managedFields, ownerReferences, env, volumes and status), from a plan that is a pure
 // function of the sizes. So the API server process and the measuring process render the same
 // objects without exchanging them, and no nlohmann DOM is built for 150,000 pods.
 //
@@ -23,32 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/scale_objects.h"
+
 namespace gpuadmit::bench {
-
-enum class Layout : uint8_t { kWholeGpu, kMig1g, kMig3g, kMigMixed };
-enum class GpuAsk : uint8_t { kNone, kGpu, kMig1g, kMig2g, kMig3g };
-
-struct NodeShape {
-  Layout layout = Layout::kWholeGpu;
-  bool h100 = true;  // else NVIDIA-A100-SXM4-80GB, which offers the same MIG profiles
-  bool cordoned = false;
-  bool not_ready = false;
-  bool tainted = false;  // dedicated=training:NoSchedule
-};
-
-struct PodShape {
-  int32_t node = -1;         // -1: pending, not bound
-  int32_t wanted_node = -1;  // pending and pinned by a kubernetes.io/hostname nodeSelector
-  GpuAsk ask = GpuAsk::kNone;
-  uint8_t count = 0;  // of `ask`, in the one container
-};
-
-// What changes between versions of one pod in the watch stream.
-struct PodVersion {
-  int32_t node = -1;
-  uint16_t restarts = 0;
-  uint64_t resource_version = 0;
-};
 
 struct ListPages {
   std::vector<std::string> bodies;
@@ -57,7 +34,8 @@ struct ListPages {
 
 class ScaleCluster {
  public:
-  // 1,000,000 + 2 * pods + nodes, above every object's own resourceVersion: the list's version.
+  // The lists' resourceVersion: every object's own is below it (nodes 50,000 + i, pods
+  // 100,000 + j), every watch event's above it (1,000,001 on).
   static constexpr uint64_t kResourceVersionBase = 1000000;
 
   ScaleCluster(int nodes, int pods);

@@ -32,19 +32,34 @@ std::vector<std::string_view> InventorySnapshot::ResourcesOffered() const {
   return out;
 }
 
+std::span<const std::string_view> InventorySnapshot::ProductsOffering(
+    std::string_view resource) const {
+  auto it = products_by_resource_.find(resource);
+  if (it == products_by_resource_.end()) return {};
+  return it->second;
+}
+
 void InventorySnapshot::BuildIndexes() {
   by_resource_.clear();
+  products_by_resource_.clear();
   for (const NodeInventory& n : nodes_) {
     for (const auto& [resource, count] : n.facts->allocatable) {
       if (count > 0) by_resource_[resource].push_back(&n);
     }
   }
+  // nodes_ is in name order, so a stable sort on free alone gives (most free, then name), and
+  // each node's free count is read once, not twice per comparison.
+  std::vector<std::pair<int64_t, const NodeInventory*>> keyed;
   for (auto& [resource, list] : by_resource_) {
-    std::sort(list.begin(), list.end(),
-              [&r = resource](const NodeInventory* a, const NodeInventory* b) {
-                return std::make_tuple(-a->Free(r), std::string_view(a->name())) <
-                       std::make_tuple(-b->Free(r), std::string_view(b->name()));
-              });
+    keyed.clear();
+    for (const NodeInventory* n : list) keyed.emplace_back(-n->Free(resource), n);
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < keyed.size(); ++i) list[i] = keyed[i].second;
+    std::vector<std::string_view>& products = products_by_resource_[resource];
+    for (const NodeInventory* n : list) products.push_back(n->Product());
+    std::sort(products.begin(), products.end());
+    products.erase(std::unique(products.begin(), products.end()), products.end());
   }
 }
 

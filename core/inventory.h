@@ -56,6 +56,8 @@ class InventorySnapshot {
   std::span<const NodeInventory* const> NodesOffering(std::string_view resource) const;
   // Every resource some node offers, in name order.
   std::vector<std::string_view> ResourcesOffered() const;
+  // The GPU products of the nodes offering `resource`, in name order.
+  std::span<const std::string_view> ProductsOffering(std::string_view resource) const;
   // Unbound pods' demand, cluster-wide and per node they are pinned to.
   const ResourceList& pending() const { return pending_; }
   const std::map<std::string, ResourceList, std::less<>>& pending_by_node() const {
@@ -70,6 +72,7 @@ class InventorySnapshot {
 
   std::vector<NodeInventory> nodes_;
   std::map<std::string, std::vector<const NodeInventory*>, std::less<>> by_resource_;
+  std::map<std::string, std::vector<std::string_view>, std::less<>> products_by_resource_;
   ResourceList pending_;
   std::map<std::string, ResourceList, std::less<>> pending_by_node_;
   size_t pod_count_ = 0;

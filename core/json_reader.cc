@@ -1,7 +1,7 @@
 #include "core/json_reader.h"
 
 #include <rapidjson/error/en.h>
-#include <rapidjson/memorystream.h>
+#include <rapidjson/stream.h>
 #include <rapidjson/reader.h>
 
 #include <cstdint>
@@ -32,8 +32,9 @@ class DomBuilder {
   bool Double(double d) { return Put(d); }
   bool RawNumber(const char*, rapidjson::SizeType, bool) { return false; }  // not requested
   bool String(const char* s, rapidjson::SizeType n, bool) { return Put(std::string(s, n)); }
+  // In situ, `s` points into the parse buffer, which outlives the parse: no copy needed.
   bool Key(const char* s, rapidjson::SizeType n, bool) {
-    if (skipping_ == 0) key_.assign(s, n);
+    if (skipping_ == 0) key_ = std::string_view(s, n);
     return true;
   }
   bool StartObject() { return Open(json::value_t::object); }
@@ -48,7 +49,7 @@ class DomBuilder {
     if (options_.keep == nullptr) return nullptr;
     if (tries_.empty()) return options_.keep;
     const FieldTrie* parent = tries_.back();
-    return parent->Child(stack_.back()->is_array() ? std::string_view() : std::string_view(key_));
+    return parent->Child(stack_.back()->is_array() ? std::string_view() : key_);
   }
 
   // Whether the value about to be placed under key_ at the current depth is to be skipped.
@@ -59,7 +60,7 @@ class DomBuilder {
       if (path.size() != stack_.size()) continue;
       bool match = true;
       for (size_t i = 0; i < path.size() && match; ++i) {
-        std::string_view have = i + 1 < path.size() ? std::string_view(keys_[i + 1]) : key_;
+        std::string_view have = i + 1 < path.size() ? keys_[i + 1] : key_;
         match = path[i] == "*" || path[i] == have;
       }
       if (match) return true;
@@ -87,7 +88,7 @@ class DomBuilder {
       return &array.back();
     }
     auto& object = top->get_ref<json::object_t&>();
-    json& slot = object[key_];
+    json& slot = object[std::string(key_)];
     slot = std::move(value);
     return &slot;
   }
@@ -101,10 +102,12 @@ class DomBuilder {
       too_deep = true;
       return false;
     }
-    std::string key = stack_.empty() || stack_.back()->is_array() ? std::string() : key_;
     if (options_.keep != nullptr) tries_.push_back(TrieForNext());
+    // The key path is for skip lists only; views into the parse buffer, so nothing is copied.
+    if (!options_.skip.empty()) {
+      keys_.push_back(stack_.empty() || stack_.back()->is_array() ? std::string_view() : key_);
+    }
     stack_.push_back(Place(json(type)));
-    keys_.push_back(std::move(key));
     return true;
   }
 
@@ -114,16 +117,16 @@ class DomBuilder {
       return true;
     }
     stack_.pop_back();
-    keys_.pop_back();
+    if (!options_.skip.empty()) keys_.pop_back();
     if (options_.keep != nullptr) tries_.pop_back();
     return true;
   }
 
   const JsonReadOptions& options_;
   std::vector<json*> stack_;             // the open containers, outermost first
-  std::vector<std::string> keys_;        // the key each open container sits under ("" in arrays)
+  std::vector<std::string_view> keys_;  // with skip lists: the key each open container sits under
   std::vector<const FieldTrie*> tries_;  // the keep-trie node of each open container
-  std::string key_;
+  std::string_view key_;  // points into the in-situ parse buffer
   int skipping_ = 0;  // nesting inside a skipped value
 };
 
@@ -176,16 +179,25 @@ size_t FirstInvalidUtf8(std::string_view text) {
 }  // namespace
 
 Result<json> ParseJson(std::string_view text, const JsonReadOptions& options) {
+  // The in-situ stream below ends at a NUL; JSON never has a raw one, so refuse it here rather
+  // than let the parse stop early and accept what follows.
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
+    return Error{"invalid JSON at byte " + std::to_string(nul) + ": NUL byte"};
+  }
   if (size_t bad = FirstInvalidUtf8(text); bad != std::string_view::npos) {
     return Error{"invalid JSON at byte " + std::to_string(bad) + ": invalid UTF-8"};
   }
   DomBuilder builder(options);
   rapidjson::Reader reader;
-  rapidjson::MemoryStream stream(text.data(), text.size());
+  // In situ: strings are unescaped in a private copy of the text and handed over as pointers
+  // into it, so the many strings a keep-trie skips are never copied.
+  std::string buffer(text);
+  rapidjson::InsituStringStream stream(buffer.data());
   // Iterative: RapidJSON's own recursion stays flat whatever the nesting. Full precision: numbers
   // round-trip as nlohmann would read them. UTF-8 was validated above; "\uD800"-style escapes are
   // still checked by the lexer.
-  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
+  constexpr unsigned kFlags = rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag |
+                              rapidjson::kParseFullPrecisionFlag;
   rapidjson::ParseResult ok = reader.Parse<kFlags>(stream, builder);
   if (builder.too_deep) {
     return Error{"JSON nests deeper than " + std::to_string(options.max_depth) + " levels"};

@@ -35,11 +35,8 @@ struct Candidates {
 
 // The GPU products whose nodes offer `resource`: fallback stays on the same kind of GPU.
 ProductSet ProductsOffering(const InventorySnapshot& snapshot, const std::string& resource) {
-  ProductSet products;
-  for (const NodeInventory* node : snapshot.NodesOffering(resource)) {
-    products.emplace(node->Product());
-  }
-  return products;
+  auto offering = snapshot.ProductsOffering(resource);
+  return ProductSet(offering.begin(), offering.end());
 }
 
 // Smaller MIG profiles that nodes of `products` offer, largest first.

@@ -1,5 +1,7 @@
 #include "webhook/kube_inventory.h"
 
+#include <optional>
+
 #include "core/kube_objects.h"
 
 namespace gpuadmit {
@@ -38,22 +40,25 @@ class KubeInventory::Sink final : public ReflectorSink {
   bool listed() const { return listed_; }  // state_mu_ held
   void AbortReplace() override { BeginReplace(); }
   void Apply(std::string_view type, const nlohmann::json& object) override {
-    {
-      std::lock_guard<std::mutex> lock(owner_.state_mu_);
-      ClusterState& state = owner_.state_;
-      if (pods_) {
-        if (type == "DELETED") {
-          state.DeletePod(ObjectKey(object));
-        } else {
-          state.UpsertPod(ReadPod(object, owner_.options_.reservation_annotation));
-        }
-      } else if (type == "DELETED") {
-        state.DeleteNode(ReadNode(object).name);
+    // Read outside the lock: the publisher may hold it while it builds a snapshot.
+    std::optional<PodRecord> pod;
+    std::optional<NodeFacts> node;
+    if (pods_ && type != "DELETED") pod = ReadPod(object, owner_.options_.reservation_annotation);
+    if (!pods_) node = ReadNode(object);
+    std::lock_guard<std::mutex> lock(owner_.state_mu_);
+    ClusterState& state = owner_.state_;
+    if (pods_) {
+      if (type == "DELETED") {
+        state.DeletePod(ObjectKey(object));
       } else {
-        state.UpsertNode(ReadNode(object));
+        state.UpsertPod(std::move(*pod));
       }
+    } else if (type == "DELETED") {
+      state.DeleteNode(node->name);
+    } else {
+      state.UpsertNode(std::move(*node));
     }
-    owner_.MarkDirty();
+    owner_.MarkDirtyLocked();
   }
 
  private:
@@ -120,6 +125,12 @@ bool KubeInventory::Stale() const {
 
 void KubeInventory::MarkDirty() {
   std::lock_guard<std::mutex> lock(state_mu_);
+  MarkDirtyLocked();
+}
+
+void KubeInventory::MarkDirtyLocked() {
+  // Only the first change after a publish wakes the publisher; the rest ride along.
+  if (dirty_) return;
   dirty_ = true;
   changed_.notify_all();
 }

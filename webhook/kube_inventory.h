@@ -62,6 +62,7 @@ class KubeInventory {
   class Sink;
   void PublishLoop();
   void MarkDirty();
+  void MarkDirtyLocked();  // state_mu_ held
 
   const Clock& clock_;
   Logger& log_;

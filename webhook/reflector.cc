@@ -161,7 +161,9 @@ Reflector::WatchEnd Reflector::Watch() {
       return true;
     }
     std::string type = Str(event.value(), {"type"});
-    const json& object = event.value().value("object", json::object());
+    static const json kNoObject = json::object();
+    auto found = event.value().find("object");
+    const json& object = found != event.value().end() ? *found : kNoObject;
     if (type == "ERROR") {
       // 410 Gone: the resourceVersion is too old to resume from. Any other error: relist too.
       log_.Info("watch error event; listing again",

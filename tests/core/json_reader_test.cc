@@ -88,3 +88,14 @@ TEST(ParseJson, AcceptsEveryValidUtf8FormAndNamesTheFirstBadByte) {
 
 }  // namespace
 }  // namespace gpuadmit
+
+namespace gpuadmit {
+namespace {
+
+TEST(ParseJson, ARawNulIsAnErrorNotTheEndOfTheDocument) {
+  EXPECT_EQ(ParseJson(std::string("{}\0{\"x\":1}", 10)).error().message,
+            "invalid JSON at byte 2: NUL byte");
+}
+
+}  // namespace
+}  // namespace gpuadmit
