@@ -1,8 +1,9 @@
 #include "core/json_reader.h"
 
 #include <rapidjson/error/en.h>
-#include <rapidjson/stream.h>
+#include <rapidjson/memorystream.h>
 #include <rapidjson/reader.h>
+#include <rapidjson/stream.h>
 
 #include <cstdint>
 #include <cstring>
@@ -18,7 +19,9 @@ using nlohmann::json;
 // the builder counts its nesting and drops every event until it closes.
 class DomBuilder {
  public:
-  explicit DomBuilder(const JsonReadOptions& options) : options_(options) {}
+  // `in_situ`: keys point into a buffer that outlives the parse; otherwise RapidJSON reuses the
+  // memory of a key for the next string, so the builder keeps its own copy.
+  DomBuilder(const JsonReadOptions& options, bool in_situ) : options_(options), in_situ_(in_situ) {}
 
   json root;
   bool too_deep = false;
@@ -32,9 +35,14 @@ class DomBuilder {
   bool Double(double d) { return Put(d); }
   bool RawNumber(const char*, rapidjson::SizeType, bool) { return false; }  // not requested
   bool String(const char* s, rapidjson::SizeType n, bool) { return Put(std::string(s, n)); }
-  // In situ, `s` points into the parse buffer, which outlives the parse: no copy needed.
   bool Key(const char* s, rapidjson::SizeType n, bool) {
-    if (skipping_ == 0) key_ = std::string_view(s, n);
+    if (skipping_ > 0) return true;
+    if (in_situ_) {
+      key_ = std::string_view(s, n);
+    } else {
+      key_copy_.assign(s, n);
+      key_ = key_copy_;
+    }
     return true;
   }
   bool StartObject() { return Open(json::value_t::object); }
@@ -103,9 +111,9 @@ class DomBuilder {
       return false;
     }
     if (options_.keep != nullptr) tries_.push_back(TrieForNext());
-    // The key path is for skip lists only; views into the parse buffer, so nothing is copied.
+    // The key path is for skip lists only.
     if (!options_.skip.empty()) {
-      keys_.push_back(stack_.empty() || stack_.back()->is_array() ? std::string_view() : key_);
+      keys_.emplace_back(stack_.empty() || stack_.back()->is_array() ? std::string_view() : key_);
     }
     stack_.push_back(Place(json(type)));
     return true;
@@ -124,9 +132,11 @@ class DomBuilder {
 
   const JsonReadOptions& options_;
   std::vector<json*> stack_;             // the open containers, outermost first
-  std::vector<std::string_view> keys_;  // with skip lists: the key each open container sits under
+  std::vector<std::string> keys_;        // with skip lists: the key each open container sits under
   std::vector<const FieldTrie*> tries_;  // the keep-trie node of each open container
-  std::string_view key_;  // points into the in-situ parse buffer
+  bool in_situ_;
+  std::string_view key_;  // into the in-situ buffer, or into key_copy_
+  std::string key_copy_;
   int skipping_ = 0;  // nesting inside a skipped value
 };
 
@@ -187,18 +197,26 @@ Result<json> ParseJson(std::string_view text, const JsonReadOptions& options) {
   if (size_t bad = FirstInvalidUtf8(text); bad != std::string_view::npos) {
     return Error{"invalid JSON at byte " + std::to_string(bad) + ": invalid UTF-8"};
   }
-  DomBuilder builder(options);
   rapidjson::Reader reader;
-  // In situ: strings are unescaped in a private copy of the text and handed over as pointers
-  // into it, so the many strings a keep-trie skips are never copied.
-  std::string buffer(text);
-  rapidjson::InsituStringStream stream(buffer.data());
+  rapidjson::ParseResult ok;
   // Iterative: RapidJSON's own recursion stays flat whatever the nesting. Full precision: numbers
   // round-trip as nlohmann would read them. UTF-8 was validated above; "\uD800"-style escapes are
   // still checked by the lexer.
-  constexpr unsigned kFlags = rapidjson::kParseInsituFlag | rapidjson::kParseIterativeFlag |
-                              rapidjson::kParseFullPrecisionFlag;
-  rapidjson::ParseResult ok = reader.Parse<kFlags>(stream, builder);
+  constexpr unsigned kFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag;
+  // With a keep trie most strings are skipped: parsing in situ (in a private copy) hands them over
+  // as pointers, so the skipped ones are never copied. Without one, the copy of the whole text
+  // would cost more than it saves (and a buffer over 1 KiB makes glibc consolidate its bins).
+  bool in_situ = options.keep != nullptr;
+  DomBuilder builder(options, in_situ);
+  std::string buffer;
+  if (in_situ) {
+    buffer.assign(text);
+    rapidjson::InsituStringStream stream(buffer.data());
+    ok = reader.Parse<kFlags | rapidjson::kParseInsituFlag>(stream, builder);
+  } else {
+    rapidjson::MemoryStream stream(text.data(), text.size());
+    ok = reader.Parse<kFlags>(stream, builder);
+  }
   if (builder.too_deep) {
     return Error{"JSON nests deeper than " + std::to_string(options.max_depth) + " levels"};
   }
