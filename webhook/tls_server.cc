@@ -1,6 +1,8 @@
 #include "webhook/tls_server.h"
 
 #include <httplib.h>
+#include <openssl/asn1.h>
+#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -22,6 +24,17 @@ std::string OpenSslError() {
   return buf;
 }
 
+// An ASN.1 time as OpenSSL prints it, e.g. "Nov 21 14:00:00 2026 GMT".
+std::string Asn1Time(const ASN1_TIME* t) {
+  BIO* bio = BIO_new(BIO_s_mem());
+  ASN1_TIME_print(bio, t);
+  char* data = nullptr;
+  long n = BIO_get_mem_data(bio, &data);
+  std::string out(data, static_cast<size_t>(n));
+  BIO_free(bio);
+  return out;
+}
+
 // Configures the server context: TLS 1.2 and up, the certificate chain and its key.
 bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, std::string& error) {
   SSL_CTX_set_options(
@@ -40,6 +53,20 @@ bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, std::string& error
                      : options.key_file + ": not a usable PEM private key: " + OpenSslError();
     ERR_clear_error();
     return false;
+  }
+  // A certificate outside its validity is refused at start: every handshake would fail, and the
+  // apiserver would report only a TLS error, far from the cause.
+  if (X509* cert = SSL_CTX_get0_certificate(&ctx); cert != nullptr) {
+    if (X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0) {
+      error = options.cert_file + ": certificate expired (notAfter " +
+              Asn1Time(X509_get0_notAfter(cert)) + ")";
+      return false;
+    }
+    if (X509_cmp_current_time(X509_get0_notBefore(cert)) >= 0) {
+      error = options.cert_file + ": certificate not valid yet (notBefore " +
+              Asn1Time(X509_get0_notBefore(cert)) + ")";
+      return false;
+    }
   }
   if (SSL_CTX_check_private_key(&ctx) != 1) {
     error = options.key_file + ": does not match the certificate in " + options.cert_file;

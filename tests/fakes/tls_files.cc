@@ -30,7 +30,7 @@ void AddExtension(X509* cert, int nid, const char* value) {
 
 }  // namespace
 
-TlsFiles::TlsFiles() {
+TlsFiles::TlsFiles(long valid_from_seconds, long valid_for_seconds) {
   char tmpl[] = "/tmp/gpuadmit-tls-XXXXXX";
   Check(mkdtemp(tmpl) != nullptr, "mkdtemp");
   dir_ = tmpl;
@@ -42,8 +42,8 @@ TlsFiles::TlsFiles() {
   X509* cert = X509_new();
   X509_set_version(cert, 2);
   ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
-  X509_gmtime_adj(X509_getm_notBefore(cert), -60);
-  X509_gmtime_adj(X509_getm_notAfter(cert), 24 * 3600);
+  X509_gmtime_adj(X509_getm_notBefore(cert), valid_from_seconds);
+  X509_gmtime_adj(X509_getm_notAfter(cert), valid_from_seconds + valid_for_seconds);
   X509_set_pubkey(cert, key);
   X509_NAME* name = X509_get_subject_name(cert);
   X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,

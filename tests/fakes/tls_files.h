@@ -10,7 +10,9 @@ namespace gpuadmit::testing {
 
 class TlsFiles {
  public:
-  TlsFiles();
+  // Valid from a minute ago for a day; `valid_from_seconds`/`valid_for_seconds` move the window
+  // (relative to now) to make expired or not-yet-valid certificates.
+  explicit TlsFiles(long valid_from_seconds = -60, long valid_for_seconds = 24 * 3600);
   ~TlsFiles();
   TlsFiles(const TlsFiles&) = delete;
   TlsFiles& operator=(const TlsFiles&) = delete;

@@ -154,5 +154,26 @@ TEST(TlsServerCreate, AKeyThatDoesNotMatchTheCertificateIsAClearError) {
             0u);
 }
 
+TEST(TlsServerCreate, ExpiredAndNotYetValidCertificatesAreClearErrors) {
+  Logger log(LogLevel::kError);
+  Metrics metrics;
+  AdmissionHandler handler(log, metrics);
+  testing::TlsFiles expired(-2 * 86400, 86400);  // valid two days ago, for one day
+  testing::TlsFiles future(86400, 86400);        // valid from tomorrow
+  for (const testing::TlsFiles* tls : {&expired, &future}) {
+    ServerOptions options;
+    options.host = "127.0.0.1";
+    options.port = 0;
+    options.cert_file = tls->cert_file();
+    options.key_file = tls->key_file();
+    auto server = TlsServer::Create(options, handler, metrics, log);
+    ASSERT_FALSE(server.ok());
+    std::string want = tls == &expired ? ": certificate expired (notAfter "
+                                       : ": certificate not valid yet (notBefore ";
+    EXPECT_EQ(server.error().message.rfind(tls->cert_file() + want, 0), 0u)
+        << server.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace gpuadmit
