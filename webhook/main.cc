@@ -12,7 +12,8 @@ constexpr std::string_view kUsage =
     R"(gpuadmit: a Kubernetes mutating admission webhook for GPU workloads
 
 Usage:
-  gpuadmit serve   --policy FILE --tls-cert FILE --tls-key FILE [--listen 0.0.0.0:8443]
+  gpuadmit serve   --policy FILE --tls-cert FILE --tls-key FILE [--client-ca FILE]
+                   [--listen 0.0.0.0:8443]
                    --cluster FILE [--log-level debug|info|warn|error] [--max-connections N]
   gpuadmit review  --policy FILE --cluster FILE [--explain] [REVIEW.json | -]
   gpuadmit check-policy FILE

@@ -99,8 +99,8 @@ Result<KubeSource> StartKubeSource(const Flags& f, const Clock& clock, Logger& l
 }  // namespace
 
 int ServeCommand(int argc, char** argv) {
-  Flags f({"policy", "tls-cert", "tls-key", "listen", "cluster", "kubeconfig", "context",
-           "prometheus", "dcgm-file", "metrics-listen", "log-level", "max-connections"},
+  Flags f({"policy", "tls-cert", "tls-key", "client-ca", "listen", "cluster", "kubeconfig",
+           "context", "prometheus", "dcgm-file", "metrics-listen", "log-level", "max-connections"},
           {});
   if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("serve", err);
   for (const char* required : {"policy", "tls-cert", "tls-key"}) {
@@ -132,6 +132,7 @@ int ServeCommand(int argc, char** argv) {
   }
   options.cert_file = f.Value("tls-cert");
   options.key_file = f.Value("tls-key");
+  options.client_ca_file = f.Value("client-ca");
 
   Logger log(level);
   Metrics metrics;

@@ -68,6 +68,15 @@ bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, std::string& error
       return false;
     }
   }
+  if (!options.client_ca_file.empty()) {
+    if (SSL_CTX_load_verify_locations(&ctx, options.client_ca_file.c_str(), nullptr) != 1) {
+      error = options.client_ca_file + ": not a usable PEM CA bundle: " + OpenSslError();
+      return false;
+    }
+    // Names the acceptable CAs in the handshake, so a client with several certificates picks.
+    SSL_CTX_set_client_CA_list(&ctx, SSL_load_client_CA_file(options.client_ca_file.c_str()));
+    SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+  }
   if (SSL_CTX_check_private_key(&ctx) != 1) {
     error = options.key_file + ": does not match the certificate in " + options.cert_file;
     return false;

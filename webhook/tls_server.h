@@ -35,6 +35,9 @@ struct ServerOptions {
   int port = 8443;  // 0: any free port (tests)
   std::string cert_file;
   std::string key_file;
+  // When set, clients must present a certificate signed by a CA in this PEM file (for apiservers
+  // configured with admission client credentials).
+  std::string client_ca_file;
   // 120 s: the apiserver keeps idle connections to webhooks for 90 s; closing first would make
   // it retry on a dead connection.
   int idle_timeout_seconds = 120;

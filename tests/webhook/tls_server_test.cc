@@ -154,6 +154,39 @@ TEST(TlsServerCreate, AKeyThatDoesNotMatchTheCertificateIsAClearError) {
             0u);
 }
 
+TEST(TlsServerClientCa, OnlyClientsWithACertificateFromTheCaAreServed) {
+  testing::TlsFiles server_tls;
+  testing::TlsFiles client_tls;  // self-signed: its own CA
+  testing::TlsFiles stranger;
+  Logger log(LogLevel::kError);
+  Metrics metrics;
+  AdmissionHandler handler(log, metrics);
+  handler.SetPolicy(std::make_shared<const Policy>());
+  handler.SetSnapshot(std::make_shared<const InventorySnapshot>());
+  ServerOptions options;
+  options.host = "127.0.0.1";
+  options.port = 0;
+  options.cert_file = server_tls.cert_file();
+  options.key_file = server_tls.key_file();
+  options.client_ca_file = client_tls.cert_file();
+  auto server = TlsServer::Create(options, handler, metrics, log);
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  std::thread serving([&] { server.value()->Run(); });
+  auto get = [&](const testing::TlsFiles* client) {
+    auto c = client ? std::make_unique<httplib::SSLClient>("127.0.0.1", server.value()->port(),
+                                                           client->cert_file(), client->key_file())
+                    : std::make_unique<httplib::SSLClient>("127.0.0.1", server.value()->port());
+    c->enable_server_certificate_verification(false);
+    auto res = c->Get("/healthz");
+    return res ? res->status : -1;
+  };
+  EXPECT_EQ(get(&client_tls), 200);
+  EXPECT_EQ(get(nullptr), -1);    // no certificate: the handshake fails
+  EXPECT_EQ(get(&stranger), -1);  // a certificate from another CA: likewise
+  server.value()->Stop();
+  serving.join();
+}
+
 TEST(TlsServerCreate, ExpiredAndNotYetValidCertificatesAreClearErrors) {
   Logger log(LogLevel::kError);
   Metrics metrics;
