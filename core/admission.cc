@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/json_fields.h"
 #include "core/json_reader.h"
 
 namespace gpuadmit {
@@ -22,11 +23,6 @@ constexpr JsonKeyPath kUnreadSubtrees[] = {kObjectManagedFields, kOldManagedFiel
 
 constexpr std::string_view kV1 = "admission.k8s.io/v1";
 constexpr std::string_view kV1Beta1 = "admission.k8s.io/v1beta1";
-
-std::string StringField(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 bool ParseOperation(std::string_view text, Operation& out) {
   if (text == "CREATE")
@@ -85,12 +81,12 @@ Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
   if (!doc.is_object()) return Error{"body is not a JSON object"};
 
   AdmissionRequest r;
-  r.api_version = StringField(doc, "apiVersion");
+  r.api_version = StringAt(doc, {"apiVersion"});
   if (r.api_version != kV1 && r.api_version != kV1Beta1) {
     return Error{"apiVersion \"" + r.api_version + "\" is not admission.k8s.io/v1 or v1beta1"};
   }
-  if (StringField(doc, "kind") != "AdmissionReview") {
-    return Error{"kind \"" + StringField(doc, "kind") + "\" is not AdmissionReview"};
+  if (StringAt(doc, {"kind"}) != "AdmissionReview") {
+    return Error{"kind \"" + StringAt(doc, {"kind"}) + "\" is not AdmissionReview"};
   }
   auto request_it = doc.find("request");
   if (request_it == doc.end() || !request_it->is_object()) {
@@ -106,21 +102,21 @@ Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
 
   auto kind_it = request.find("kind");
   if (kind_it == request.end() || !kind_it->is_object()) return Error{"request.kind is missing"};
-  r.kind = {StringField(*kind_it, "group"), StringField(*kind_it, "version"),
-            StringField(*kind_it, "kind")};
+  r.kind = {StringAt(*kind_it, {"group"}), StringAt(*kind_it, {"version"}),
+            StringAt(*kind_it, {"kind"})};
   if (r.kind.kind.empty()) return Error{"request.kind.kind is missing"};
   if (auto it = request.find("resource"); it != request.end() && it->is_object()) {
-    r.resource = {StringField(*it, "group"), StringField(*it, "version"),
-                  StringField(*it, "resource")};
+    r.resource = {StringAt(*it, {"group"}), StringAt(*it, {"version"}),
+                  StringAt(*it, {"resource"})};
   }
-  std::string operation = StringField(request, "operation");
+  std::string operation = StringAt(request, {"operation"});
   if (!ParseOperation(operation, r.operation)) {
     return Error{"request.operation \"" + operation +
                  "\" is not CREATE, UPDATE, DELETE or CONNECT"};
   }
-  r.sub_resource = StringField(request, "subResource");
-  r.name = StringField(request, "name");
-  r.ns = StringField(request, "namespace");
+  r.sub_resource = StringAt(request, {"subResource"});
+  r.name = StringAt(request, {"name"});
+  r.ns = StringAt(request, {"namespace"});
   if (auto it = request.find("dryRun"); it != request.end() && it->is_boolean()) {
     r.dry_run = it->get<bool>();
   }

@@ -1,5 +1,6 @@
 #include "core/kube_objects.h"
 
+#include "core/json_fields.h"
 #include "core/quantity.h"
 
 namespace gpuadmit {
@@ -7,33 +8,24 @@ namespace {
 
 using nlohmann::json;
 
-const json& Field(const json& object, std::string_view key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  auto it = object.find(key);
-  return it == object.end() ? kNull : *it;
-}
-
-std::string Str(const json& value) { return value.is_string() ? value.get<std::string>() : ""; }
-
 // The single node a pending pod is pinned to: nodeSelector on kubernetes.io/hostname, or a
 // required affinity term "kubernetes.io/hostname In [one]" (what DaemonSets and most pinning use).
 std::string WantedNode(const json& spec) {
-  std::string by_selector = Str(Field(Field(spec, "nodeSelector"), "kubernetes.io/hostname"));
+  std::string by_selector = StringAt(spec, {"nodeSelector", "kubernetes.io/hostname"});
   if (!by_selector.empty()) return by_selector;
-  const json& terms = Field(Field(Field(Field(spec, "affinity"), "nodeAffinity"),
-                                  "requiredDuringSchedulingIgnoredDuringExecution"),
-                            "nodeSelectorTerms");
+  const json& terms =
+      At(spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                "nodeSelectorTerms"});
   if (!terms.is_array() || terms.size() != 1) return "";
   for (const char* kind : {"matchExpressions", "matchFields"}) {
-    const json& expressions = Field(terms[0], kind);
+    const json& expressions = At(terms[0], {kind});
     if (!expressions.is_array()) continue;
     for (const json& e : expressions) {
-      std::string key = Str(Field(e, "key"));
+      std::string key = StringAt(e, {"key"});
       bool host = key == "kubernetes.io/hostname" || key == "metadata.name";
-      const json& values = Field(e, "values");
-      if (host && Str(Field(e, "operator")) == "In" && values.is_array() && values.size() == 1) {
-        return Str(values[0]);
+      const json& values = At(e, {"values"});
+      if (host && StringAt(e, {"operator"}) == "In" && values.is_array() && values.size() == 1) {
+        return StringAt(values[0], {});
       }
     }
   }
@@ -80,24 +72,24 @@ GpuFacts ReadGpuFacts(const std::map<std::string, std::string, std::less<>>& lab
 
 NodeFacts ReadNode(const json& node) {
   NodeFacts n;
-  const json& metadata = Field(node, "metadata");
-  n.name = Str(Field(metadata, "name"));
-  if (const json& labels = Field(metadata, "labels"); labels.is_object()) {
+  const json& metadata = At(node, {"metadata"});
+  n.name = StringAt(metadata, {"name"});
+  if (const json& labels = At(metadata, {"labels"}); labels.is_object()) {
     for (const auto& [k, v] : labels.items()) {
       if (v.is_string()) n.labels.emplace(k, v.get<std::string>());
     }
   }
   n.gpu = ReadGpuFacts(n.labels);
   n.product = n.gpu.product;
-  const json& spec = Field(node, "spec");
-  n.unschedulable = Field(spec, "unschedulable").is_boolean() && Field(spec, "unschedulable");
-  if (const json& taints = Field(spec, "taints"); taints.is_array()) {
+  const json& spec = At(node, {"spec"});
+  n.unschedulable = At(spec, {"unschedulable"}).is_boolean() && At(spec, {"unschedulable"});
+  if (const json& taints = At(spec, {"taints"}); taints.is_array()) {
     for (const json& t : taints) {
-      n.taints.push_back({Str(Field(t, "key")), Str(Field(t, "value")), Str(Field(t, "effect"))});
+      n.taints.push_back({StringAt(t, {"key"}), StringAt(t, {"value"}), StringAt(t, {"effect"})});
     }
   }
-  const json& status = Field(node, "status");
-  if (const json& allocatable = Field(status, "allocatable"); allocatable.is_object()) {
+  const json& status = At(node, {"status"});
+  if (const json& allocatable = At(status, {"allocatable"}); allocatable.is_object()) {
     for (const auto& [resource, quantity] : allocatable.items()) {
       if (!IsManagedResource(resource) || !quantity.is_string()) continue;
       if (auto count = ParseWholeQuantity(quantity.get_ref<const std::string&>()); count.ok()) {
@@ -105,29 +97,29 @@ NodeFacts ReadNode(const json& node) {
       }
     }
   }
-  if (const json& conditions = Field(status, "conditions"); conditions.is_array()) {
+  if (const json& conditions = At(status, {"conditions"}); conditions.is_array()) {
     for (const json& c : conditions) {
-      if (Str(Field(c, "type")) == "Ready") n.ready = Str(Field(c, "status")) == "True";
+      if (StringAt(c, {"type"}) == "Ready") n.ready = StringAt(c, {"status"}) == "True";
     }
   }
   return n;
 }
 
 std::string ObjectKey(const json& object) {
-  const json& metadata = Field(object, "metadata");
-  return Str(Field(metadata, "namespace")) + "/" + Str(Field(metadata, "name"));
+  const json& metadata = At(object, {"metadata"});
+  return StringAt(metadata, {"namespace"}) + "/" + StringAt(metadata, {"name"});
 }
 
 PodRecord ReadPod(const json& pod, std::string_view reservation_annotation) {
   PodRecord p;
   p.key = ObjectKey(pod);
-  const json& spec = Field(pod, "spec");
-  p.node = Str(Field(spec, "nodeName"));
+  const json& spec = At(pod, {"spec"});
+  p.node = StringAt(spec, {"nodeName"});
   if (p.node.empty()) p.wanted_node = WantedNode(spec);
-  std::string phase = Str(Field(Field(pod, "status"), "phase"));
+  std::string phase = StringAt(pod, {"status", "phase"});
   p.terminal = phase == "Succeeded" || phase == "Failed";
   p.need = ReadPodRequirements(spec).effective;
-  p.reservation = Str(Field(Field(Field(pod, "metadata"), "annotations"), reservation_annotation));
+  p.reservation = StringAt(pod, {"metadata", "annotations", reservation_annotation});
   return p;
 }
 

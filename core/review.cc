@@ -5,6 +5,7 @@
 #include <iterator>
 #include <tuple>
 
+#include "core/json_fields.h"
 #include "core/mutations.h"
 #include "core/planner.h"
 #include "core/workload.h"
@@ -14,15 +15,17 @@ namespace {
 
 using nlohmann::json;
 
+// The object's name: the request's, else metadata.name, else metadata.generateName (a Pod
+// created through generateName is admitted before it has a name).
+std::string Name(const AdmissionRequest& r) {
+  if (!r.name.empty()) return r.name;
+  std::string name = StringAt(r.object, {"metadata", "name"});
+  return name.empty() ? StringAt(r.object, {"metadata", "generateName"}) : name;
+}
+
+// "Kind namespace/name", for messages and logs.
 std::string ObjectName(const AdmissionRequest& r) {
-  std::string name = r.name;
-  if (name.empty() && r.object.is_object()) {
-    const json& metadata = r.object.value("metadata", json::object());
-    if (metadata.is_object()) {
-      name = metadata.value("name", "");
-      if (name.empty()) name = metadata.value("generateName", "");
-    }
-  }
+  std::string name = Name(r);
   std::string out = r.kind.kind + " ";
   if (!r.ns.empty()) out += r.ns + "/";
   return out + (name.empty() ? "(unnamed)" : name);
@@ -40,14 +43,8 @@ auto GpuAsk(const json& object, const PodSpecLocation& at) {
   return ask;
 }
 
-std::string Owner(const AdmissionRequest& r) {
-  std::string name = r.name;
-  if (name.empty() && r.object.is_object()) {
-    const json& metadata = r.object.value("metadata", json::object());
-    if (metadata.is_object()) name = metadata.value("name", metadata.value("generateName", ""));
-  }
-  return r.ns + "/" + name;
-}
+// Whose reservation a key is: "namespace/name".
+std::string Owner(const AdmissionRequest& r) { return r.ns + "/" + Name(r); }
 
 std::string ExistingAnnotation(const json& object, const PodSpecLocation& at,
                                const std::string& key) {

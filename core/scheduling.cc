@@ -2,31 +2,14 @@
 
 #include <algorithm>
 #include <charconv>
-#include <initializer_list>
 
+#include "core/json_fields.h"
 #include "core/kube_objects.h"
 
 namespace gpuadmit {
 namespace {
 
 using nlohmann::json;
-
-std::string Str(const json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// The value at a path of object keys, or nullptr.
-const json* Descend(const json& from, std::initializer_list<const char*> keys) {
-  const json* at = &from;
-  for (const char* key : keys) {
-    if (!at->is_object()) return nullptr;
-    auto it = at->find(key);
-    if (it == at->end()) return nullptr;
-    at = &*it;
-  }
-  return at;
-}
 
 bool ParseInt(const std::string& s, int64_t& out) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -40,7 +23,7 @@ std::vector<NodeSelectorRequirement> ReadRequirements(const json& term, const ch
   if (it == term.end() || !it->is_array()) return out;
   for (const json& e : *it) {
     if (!e.is_object()) continue;
-    NodeSelectorRequirement r{Str(e, "key"), Str(e, "operator"), {}, on_field};
+    NodeSelectorRequirement r{StringAt(e, {"key"}), StringAt(e, {"operator"}), {}, on_field};
     if (auto values = e.find("values"); values != e.end() && values->is_array()) {
       for (const json& v : *values) {
         if (v.is_string()) r.values.push_back(v.get<std::string>());
@@ -94,11 +77,11 @@ SchedulingConstraints ReadSchedulingConstraints(const json& pod_spec) {
       if (v.is_string()) c.node_selector[k] = v.get<std::string>();
     }
   }
-  const json* terms =
-      Descend(pod_spec, {"affinity", "nodeAffinity",
-                         "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
-  if (terms != nullptr && terms->is_array()) {
-    for (const json& term : *terms) {
+  const json& terms =
+      At(pod_spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                    "nodeSelectorTerms"});
+  if (terms.is_array()) {
+    for (const json& term : terms) {
       if (!term.is_object()) continue;
       NodeSelectorTerm t;
       t.requirements = ReadRequirements(term, "matchExpressions", false);
@@ -110,7 +93,8 @@ SchedulingConstraints ReadSchedulingConstraints(const json& pod_spec) {
   if (auto it = pod_spec.find("tolerations"); it != pod_spec.end() && it->is_array()) {
     for (const json& t : *it) {
       if (!t.is_object()) continue;
-      Toleration tol{Str(t, "key"), Str(t, "operator"), Str(t, "value"), Str(t, "effect")};
+      Toleration tol{StringAt(t, {"key"}), StringAt(t, {"operator"}), StringAt(t, {"value"}),
+                     StringAt(t, {"effect"})};
       if (tol.op.empty()) tol.op = "Equal";
       c.tolerations.push_back(std::move(tol));
     }

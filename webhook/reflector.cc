@@ -2,23 +2,13 @@
 
 #include <algorithm>
 
+#include "core/json_fields.h"
 #include "core/json_reader.h"
 
 namespace gpuadmit {
 namespace {
 
 using nlohmann::json;
-
-std::string Str(const json& object, std::initializer_list<const char*> path) {
-  const json* at = &object;
-  for (const char* key : path) {
-    if (!at->is_object()) return "";
-    auto it = at->find(key);
-    if (it == at->end()) return "";
-    at = &*it;
-  }
-  return at->is_string() ? at->get<std::string>() : "";
-}
 
 Result<json> Parse(std::string_view text, const FieldTrie* fields) {
   JsonReadOptions options;
@@ -130,9 +120,9 @@ bool Reflector::List() {
     if (auto items = page.value().find("items"); items != page.value().end() && items->is_array()) {
       for (const json& item : *items) sink_.Add(item);
     }
-    next = Str(page.value(), {"metadata", "continue"});
+    next = StringAt(page.value(), {"metadata", "continue"});
     if (next.empty()) {
-      resource_version_ = Str(page.value(), {"metadata", "resourceVersion"});
+      resource_version_ = StringAt(page.value(), {"metadata", "resourceVersion"});
       sink_.CommitReplace();
       synced_.store(true);
       MarkUp();
@@ -160,18 +150,18 @@ Reflector::WatchEnd Reflector::Watch() {
                 {{"path", options_.path}, {"error", event.error().message}});
       return true;
     }
-    std::string type = Str(event.value(), {"type"});
+    std::string type = StringAt(event.value(), {"type"});
     static const json kNoObject = json::object();
     auto found = event.value().find("object");
     const json& object = found != event.value().end() ? *found : kNoObject;
     if (type == "ERROR") {
       // 410 Gone: the resourceVersion is too old to resume from. Any other error: relist too.
       log_.Info("watch error event; listing again",
-                {{"path", options_.path}, {"message", Str(object, {"message"})}});
+                {{"path", options_.path}, {"message", StringAt(object, {"message"})}});
       relist = true;
       return false;
     }
-    std::string version = Str(object, {"metadata", "resourceVersion"});
+    std::string version = StringAt(object, {"metadata", "resourceVersion"});
     if (!version.empty()) resource_version_ = version;
     if (type == "ADDED" || type == "MODIFIED" || type == "DELETED") sink_.Apply(type, object);
     return true;
