@@ -1,6 +1,7 @@
 #include "core/inventory.h"
 
 #include <algorithm>
+#include <iterator>
 #include <tuple>
 
 #include "core/cluster_state.h"
@@ -28,7 +29,8 @@ std::span<const NodeInventory* const> InventorySnapshot::NodesOffering(
 std::vector<std::string_view> InventorySnapshot::ResourcesOffered() const {
   std::vector<std::string_view> out;
   out.reserve(by_resource_.size());
-  for (const auto& entry : by_resource_) out.push_back(entry.first);
+  std::transform(by_resource_.begin(), by_resource_.end(), std::back_inserter(out),
+                 [](const auto& entry) { return std::string_view(entry.first); });
   return out;
 }
 
@@ -52,12 +54,15 @@ void InventorySnapshot::BuildIndexes() {
   std::vector<std::pair<int64_t, const NodeInventory*>> keyed;
   for (auto& [resource, list] : by_resource_) {
     keyed.clear();
-    for (const NodeInventory* n : list) keyed.emplace_back(-n->Free(resource), n);
+    std::transform(
+        list.begin(), list.end(), std::back_inserter(keyed),
+        [&r = resource](const NodeInventory* n) { return std::make_pair(-n->Free(r), n); });
     std::stable_sort(keyed.begin(), keyed.end(),
                      [](const auto& a, const auto& b) { return a.first < b.first; });
     for (size_t i = 0; i < keyed.size(); ++i) list[i] = keyed[i].second;
     std::vector<std::string_view>& products = products_by_resource_[resource];
-    for (const NodeInventory* n : list) products.push_back(n->Product());
+    std::transform(list.begin(), list.end(), std::back_inserter(products),
+                   [](const NodeInventory* n) { return n->Product(); });
     std::sort(products.begin(), products.end());
     products.erase(std::unique(products.begin(), products.end()), products.end());
   }

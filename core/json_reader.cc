@@ -208,9 +208,9 @@ Result<json> ParseJson(std::string_view text, const JsonReadOptions& options) {
   // would cost more than it saves (and a buffer over 1 KiB makes glibc consolidate its bins).
   bool in_situ = options.keep != nullptr;
   DomBuilder builder(options, in_situ);
-  std::string buffer;
   if (in_situ) {
-    buffer.assign(text);
+    // Lives only through the parse: the builder copies what it keeps.
+    std::string buffer(text);
     rapidjson::InsituStringStream stream(buffer.data());
     ok = reader.Parse<kFlags | rapidjson::kParseInsituFlag>(stream, builder);
   } else {

@@ -1,6 +1,7 @@
 #include "core/reservation_ledger.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace gpuadmit {
 
@@ -19,9 +20,11 @@ int64_t ReservationLedger::Reserved(std::string_view node, std::string_view reso
   int64_t total = it == totals_.end() ? 0 : it->second;
   if (!except_key.empty()) {
     if (auto own = entries_.find(except_key); own != entries_.end()) {
-      for (const Claim& c : own->second.claims) {
-        if (c.node == node && c.resource == resource) total -= c.count;
-      }
+      const std::vector<Claim>& claims = own->second.claims;
+      total -= std::accumulate(
+          claims.begin(), claims.end(), int64_t{0}, [&](int64_t sum, const Claim& c) {
+            return c.node == node && c.resource == resource ? sum + c.count : sum;
+          });
     }
   }
   return total;
