@@ -1,19 +1,31 @@
 // The planner: what to change in one pod spec, decided from the pod's needs, the inventory
-// snapshot and the policy. A pure function: same inputs, same decision.
+// snapshot, the GPU metrics and the policy. A pure function: same inputs, same decision.
 //
-//   Decision d = Plan(PodRequest::From(ns, name, pod_spec), snapshot, policy);
+//   PodRequest pod = PodRequest::From(ns, name, pod_spec, &metadata, /*is_pod=*/true);
+//   Decision d = Plan(pod, {snapshot, policy});
 //   d.swaps        e.g. {nvidia.com/mig-2g.20gb -> nvidia.com/mig-1g.10gb}
 //   d.annotations  e.g. {gpuadmit.io/fallback: "2g.20gb->1g.10gb"}
 //
-// Thread safety: pure function over immutable inputs.
+// A plan runs in stages, each in its own file, each reading what the earlier ones decided
+// (PlanState) and adding to the Decision:
+//   1. requirements  GPU count from parallelism, GPU memory need    core/estimation.h
+//   2. sharing       exclusive / MIG / MPS / time-slicing           core/sharing.h
+//   3. MIG fallback  a smaller profile when the asked one is free nowhere   core/mig_fallback.h
+//   4. placement     node affinity, GPU type preference, worker defaults    core/placement.h
+//
+// Thread safety: pure functions over immutable inputs.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "core/gpu_metrics.h"
 #include "core/inventory.h"
 #include "core/policy.h"
 #include "core/requirements.h"
@@ -22,13 +34,29 @@
 
 namespace gpuadmit {
 
+using StringMap = std::map<std::string, std::string, std::less<>>;
+
 struct PodRequest {
   std::string ns;
-  std::string name;  // for messages: "default/train-0" or "Deployment default/web"
+  std::string name;       // for messages: "Pod default/train-0" or "Deployment default/web"
+  bool is_pod = false;    // a Pod, not a template: only Pods reserve devices and get pinned
+  StringMap labels;       // of the pod (template)
+  StringMap annotations;  // of the pod (template), or of the custom resource
   PodRequirements needs;
   SchedulingConstraints constraints;
+  // The admitted pod spec, for the stages that read more than needs/constraints (container
+  // arguments, volumes, affinity). Never null from From(); it outlives the Plan call.
+  const nlohmann::json* spec = nullptr;
 
-  static PodRequest From(std::string ns, std::string name, const nlohmann::json& pod_spec);
+  // `metadata` may be null (a template without metadata). `gpu_container` names a field of the
+  // spec holding one more container (a CustomWorkload's), "" for none.
+  static PodRequest From(std::string ns, std::string name, const nlohmann::json& pod_spec,
+                         const nlohmann::json* metadata = nullptr, bool is_pod = false,
+                         std::string_view gpu_container = {});
+
+  // The value of the first of policy.InputKeys(key) present in the annotations, then in the
+  // labels; nullopt when none is.
+  std::optional<std::string> Input(const Policy& policy, std::string_view key) const;
 };
 
 // Replace resource `from` by `to` in every container's limits and requests.
@@ -37,23 +65,73 @@ struct ResourceSwap {
   std::string to;
 };
 
+// Set `resource` to `count` in one container's limits (and in its requests when they name it).
+struct CountChange {
+  std::string container;  // the container's name
+  std::string resource;
+  int64_t count = 0;
+};
+
+struct PreferredTerm {
+  int weight = 1;  // 1..100
+  std::vector<NodeSelectorRequirement> requirements;
+};
+
 struct Decision {
+  std::vector<CountChange> counts;  // applied before swaps
   std::vector<ResourceSwap> swaps;
+  StringMap node_selector;  // entries to add to spec.nodeSelector
+  // Requirements ANDed into every required node affinity term (a term is created if none).
+  std::vector<NodeSelectorRequirement> required;
+  std::vector<PreferredTerm> preferred;  // preferred node affinity terms to add
+  std::vector<Toleration> tolerations;   // to add where missing
+  std::string shm_size;                  // an in-memory /dev/shm volume of this size; "" none
   std::vector<std::pair<std::string, std::string>> annotations;  // key, value
   std::vector<std::string> warnings;  // one line each, for the AdmissionResponse
   std::vector<std::string> trail;     // why, step by step, for --explain and debug logs
   std::optional<std::string> deny;    // set when the policy says to refuse the pod
   std::vector<Claim> claims;          // the devices the decision counted on, to reserve
 
-  bool Changes() const { return !swaps.empty() || !annotations.empty(); }
+  bool Changes() const {
+    return !counts.empty() || !swaps.empty() || !node_selector.empty() || !required.empty() ||
+           !preferred.empty() || !tolerations.empty() || !shm_size.empty() || !annotations.empty();
+  }
 };
 
-// Decides the MIG fallback (seed 003): each MIG profile the pod asks for that is free on no node
-// the pod may use is replaced by the largest smaller profile, of a GPU product that offers the
-// requested one, that is free on such a node. Nothing free: unchanged with a warning, or denied
-// if the policy says so. A pod whose GPU quantities cannot all be read is left unchanged.
-// Free counts are net of `reservations` (when given), except those held under `own_key`.
+// Everything a plan reads besides the pod.
+struct PlanContext {
+  const InventorySnapshot& snapshot;
+  const Policy& policy;
+  const ClusterGpuMetrics* metrics = nullptr;  // none: every allocatable GPU counts as idle
+  const Reservations* reservations = nullptr;  // free counts are net of these ...
+  std::string_view own_key;                    // ... except those held under this key
+};
+
+// What the stages so far decided, for the next ones to build on.
+struct PlanState {
+  std::vector<ContainerNeeds> containers;  // with the counts and swaps decided so far
+  ResourceList effective;                  // the pod's effective request, likewise
+  int64_t gpu_memory_mib = 0;              // GPU memory need per GPU; 0 when unknown
+  SharingMode mode = SharingMode::kExclusive;
+  bool opted_out = false;  // <prefix>/optimize: "false": only worker defaults apply
+
+  // Replaces `from` by `to` in every container and recomputes `effective`.
+  void Swap(const std::string& from, const std::string& to, const ResourceList& overhead);
+};
+
+// Plans one pod spec: the four stages in order. A pod whose GPU quantities cannot all be read
+// is left unchanged (the apiserver rejects it anyway).
+Decision Plan(const PodRequest& pod, const PlanContext& context);
+
+// The seed-003 fallback alone, as before the stages existed (tests, benchmarks).
 Decision Plan(const PodRequest& pod, const InventorySnapshot& snapshot, const Policy& policy,
               const Reservations* reservations = nullptr, std::string_view own_key = {});
+
+// A node where `count` of `resource` are free net of reservations and that the pod may run on,
+// most free first; nullptr when none. Only nodes whose product is in `products` count, when it
+// is not empty.
+const NodeInventory* FindFreeNode(const PodRequest& pod, const PlanContext& context,
+                                  const std::string& resource, int64_t count,
+                                  std::span<const std::string_view> products = {});
 
 }  // namespace gpuadmit

@@ -79,11 +79,11 @@ void ReadMigFallback(const YAML::Node& node, Validator& v, Policy& p) {
     return;
   }
   v.OnlyKeys(node, "migFallback", {"enabled", "onExhausted"});
-  if (node["enabled"]) v.Bool(node["enabled"], "migFallback.enabled", p.mig_fallback);
+  if (node["enabled"]) v.Bool(node["enabled"], "migFallback.enabled", p.mig.fallback);
   if (node["onExhausted"]) {
     v.Enum<ExhaustedAction>(node["onExhausted"], "migFallback.onExhausted",
                             {{"warn", ExhaustedAction::kWarn}, {"deny", ExhaustedAction::kDeny}},
-                            p.on_exhausted);
+                            p.mig.on_exhausted);
   }
 }
 
@@ -122,6 +122,13 @@ void ReadPolicy(const YAML::Node& root, Validator& v, Policy& p) {
 
 std::string Policy::Annotation(std::string_view name) const {
   return annotation_prefix + "/" + std::string(name);
+}
+
+std::vector<std::string> Policy::InputKeys(std::string_view name) const {
+  std::vector<std::string> keys = {Annotation(name)};
+  std::string alias = "gpu-autoscaler.io/" + std::string(name);
+  if (alias != keys.front()) keys.push_back(std::move(alias));
+  return keys;
 }
 
 bool Policy::IsExempt(std::string_view ns) const {

@@ -28,6 +28,24 @@ void ReadList(const json& list, std::string_view where, ResourceList& out,
   }
 }
 
+void ReadContainer(const json& c, std::string_view field, size_t index, ContainerRole role,
+                   PodRequirements& out) {
+  ContainerNeeds needs;
+  needs.field = std::string(field);
+  needs.index = index;
+  needs.role = role;
+  if (auto name = c.find("name"); name != c.end() && name->is_string()) needs.name = *name;
+  std::string where = std::string("container \"") + needs.name + "\"";
+  if (auto res = c.find("resources"); res != c.end() && res->is_object()) {
+    if (auto l = res->find("limits"); l != res->end())
+      ReadList(*l, where, needs.limits, out.warnings);
+    if (auto r = res->find("requests"); r != res->end()) {
+      ReadList(*r, where, needs.requests, out.warnings);
+    }
+  }
+  out.containers.push_back(std::move(needs));
+}
+
 void ReadContainers(const json& spec, const char* field, bool init, PodRequirements& out) {
   auto it = spec.find(field);
   if (it == spec.end() || it->is_null()) return;
@@ -42,25 +60,25 @@ void ReadContainers(const json& spec, const char* field, bool init, PodRequireme
                              "] is not an object");
       continue;
     }
-    ContainerNeeds needs;
-    needs.index = i;
-    needs.role = ContainerRole::kApp;
+    ContainerRole role = ContainerRole::kApp;
     if (init) {
       auto policy = c.find("restartPolicy");
       bool sidecar = policy != c.end() && policy->is_string() && *policy == "Always";
-      needs.role = sidecar ? ContainerRole::kSidecar : ContainerRole::kInit;
+      role = sidecar ? ContainerRole::kSidecar : ContainerRole::kInit;
     }
-    if (auto name = c.find("name"); name != c.end() && name->is_string()) needs.name = *name;
-    std::string where = std::string("container \"") + needs.name + "\"";
-    if (auto res = c.find("resources"); res != c.end() && res->is_object()) {
-      if (auto l = res->find("limits"); l != res->end())
-        ReadList(*l, where, needs.limits, out.warnings);
-      if (auto r = res->find("requests"); r != res->end()) {
-        ReadList(*r, where, needs.requests, out.warnings);
-      }
-    }
-    out.containers.push_back(std::move(needs));
+    ReadContainer(c, field, i, role, out);
   }
+}
+
+// A custom workload's single GPU container (OME's `runner`): an app container.
+void ReadNamedContainer(const json& spec, std::string_view field, PodRequirements& out) {
+  auto it = spec.find(field);
+  if (it == spec.end() || it->is_null()) return;
+  if (!it->is_object()) {
+    out.warnings.push_back("spec." + std::string(field) + " is not an object");
+    return;
+  }
+  ReadContainer(*it, field, 0, ContainerRole::kApp, out);
 }
 
 void AddInto(ResourceList& sum, const ResourceList& add) {
@@ -86,11 +104,12 @@ ResourceList ContainerNeeds::Effective() const {
   return out;
 }
 
-PodRequirements ReadPodRequirements(const json& pod_spec) {
+PodRequirements ReadPodRequirements(const json& pod_spec, std::string_view gpu_container) {
   PodRequirements out;
   if (!pod_spec.is_object()) return out;
   ReadContainers(pod_spec, "initContainers", true, out);
   ReadContainers(pod_spec, "containers", false, out);
+  if (!gpu_container.empty()) ReadNamedContainer(pod_spec, gpu_container, out);
   if (auto it = pod_spec.find("overhead"); it != pod_spec.end()) {
     ReadList(*it, "overhead", out.overhead, out.warnings);
   }

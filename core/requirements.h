@@ -30,7 +30,10 @@ enum class ContainerRole { kInit, kSidecar, kApp };
 struct ContainerNeeds {
   std::string name;
   ContainerRole role = ContainerRole::kApp;
-  size_t index = 0;  // position in spec.initContainers or spec.containers
+  // Where the container is in the pod spec: "containers" or "initContainers" at `index`, or
+  // the name of a field holding one container object (a custom workload's, e.g. "runner").
+  std::string field = "containers";
+  size_t index = 0;
   ResourceList limits;
   ResourceList requests;           // as written; see Effective() for the defaulted value
   ResourceList Effective() const;  // requests, each defaulting to its limit
@@ -46,7 +49,10 @@ struct PodRequirements {
 // Reads the managed resources of every container of `pod_spec`. A quantity that is not a whole
 // number, a container list that is not a list, a container that is not an object: each is left
 // out and reported in `warnings`; the apiserver will reject such a pod anyway.
-PodRequirements ReadPodRequirements(const nlohmann::json& pod_spec);
+// `gpu_container` names one more field of the spec holding a single (app) container, as custom
+// workloads declare it (OME's `runner`); "" for none.
+PodRequirements ReadPodRequirements(const nlohmann::json& pod_spec,
+                                    std::string_view gpu_container = {});
 
 // The pod's effective request, as the scheduler computes it: the larger of the largest init
 // container (plus the sidecars started before it) and the sum of app containers and sidecars,

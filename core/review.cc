@@ -60,14 +60,13 @@ std::string ExistingAnnotation(const json& object, const PodSpecLocation& at,
 // Plans one Pod and reserves what the plan counted on, planning again if a concurrent decision
 // took it first. The key is the pod's own earlier one (a reinvocation), else the request uid.
 Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, const PodRequest& pod,
-                        const InventorySnapshot& snapshot, const Policy& policy,
-                        Reservations& reservations) {
-  std::string annotation = policy.Annotation("reservation");
+                        const ReviewContext& context, Reservations& reservations) {
+  std::string annotation = context.policy.Annotation("reservation");
   std::string owner = Owner(r);
   std::string key = ExistingAnnotation(r.object, at, annotation);
   if (key.empty() || !reservations.Holds(key, owner)) key = r.uid;
   for (int attempt = 0; attempt < kMaxPlanAttempts; ++attempt) {
-    Decision d = Plan(pod, snapshot, policy, &reservations, key);
+    Decision d = Plan(pod, {context.snapshot, context.policy, context.metrics, &reservations, key});
     if (d.claims.empty() || d.deny) return d;
     if (reservations.Commit(key, owner, d.claims)) {
       d.annotations.emplace_back(annotation, key);
@@ -81,9 +80,9 @@ Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, co
   return unchanged;
 }
 
-AdmissionOutcome Decide(const AdmissionRequest& r, const InventorySnapshot& snapshot,
-                        const Policy& policy, Reservations* reservations, bool inventory_stale,
+AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
                         ReviewAnswer& answer) {
+  const Policy& policy = context.policy;
   if (!r.sub_resource.empty()) return AdmissionOutcome::Allow();
   if (r.operation != Operation::kCreate && r.operation != Operation::kUpdate) {
     return AdmissionOutcome::Allow();
@@ -103,8 +102,10 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const InventorySnapshot& snap
       // A Pod's resources are immutable; a template is replanned only when its GPU ask changed.
       if (at.is_pod || GpuAsk(r.object, at) == GpuAsk(r.old_object, at)) continue;
     }
-    PodRequest pod = PodRequest::From(r.ns, answer.summary, r.object.at(at.spec));
-    if (inventory_stale && !pod.needs.effective.empty()) {
+    const json* metadata = r.object.contains(at.metadata) ? &r.object.at(at.metadata) : nullptr;
+    PodRequest pod = PodRequest::From(r.ns, answer.summary, r.object.at(at.spec), metadata,
+                                      at.is_pod, at.gpu_container);
+    if (context.inventory_stale && !pod.needs.effective.empty()) {
       // Free counts from a watch that has been down for a minute may be far off: deciding on
       // them could send pods where nothing is free. Passing unchanged is what the pod asked for.
       answer.skipped_stale = true;
@@ -113,9 +114,10 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const InventorySnapshot& snap
                          " passes unchanged");
       continue;
     }
-    bool reserve = reservations != nullptr && at.is_pod && !r.dry_run;
-    Decision d = reserve ? PlanAndReserve(r, at, pod, snapshot, policy, *reservations)
-                         : Plan(pod, snapshot, policy, reservations);
+    bool reserve = context.reservations != nullptr && at.is_pod && !r.dry_run;
+    Decision d = reserve
+                     ? PlanAndReserve(r, at, pod, context, *context.reservations)
+                     : Plan(pod, {context.snapshot, policy, context.metrics, context.reservations});
     answer.trail.insert(answer.trail.end(), d.trail.begin(), d.trail.end());
     warnings.insert(warnings.end(), d.warnings.begin(), d.warnings.end());
     if (d.deny) return AdmissionOutcome::Deny(403, "gpuadmit: " + *d.deny, std::move(warnings));
@@ -130,6 +132,10 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const InventorySnapshot& snap
 Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snapshot,
                             const Policy& policy, Reservations* reservations,
                             bool inventory_stale) {
+  return Review(body, ReviewContext{snapshot, policy, nullptr, reservations, inventory_stale});
+}
+
+Result<ReviewAnswer> Review(std::string_view body, const ReviewContext& context) {
   auto request = DecodeAdmissionReview(body);
   if (!request.ok()) return request.error();
   const AdmissionRequest& r = request.value();
@@ -139,13 +145,13 @@ Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snap
   answer.summary = ObjectName(r);
   AdmissionOutcome outcome;
   try {
-    outcome = Decide(r, snapshot, policy, reservations, inventory_stale, answer);
+    outcome = Decide(r, context, answer);
   } catch (const std::exception& e) {
     // A bug, not bad input: the policy's failure mode answers it.
     outcome = AdmissionOutcome::Fail(std::string("internal error: ") + e.what());
   }
   answer.kind = outcome.kind;
-  answer.body = EncodeAdmissionResponse(r, outcome, policy.failure_mode);
+  answer.body = EncodeAdmissionResponse(r, outcome, context.policy.failure_mode);
   return answer;
 }
 

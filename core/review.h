@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/admission.h"
+#include "core/gpu_metrics.h"
 #include "core/inventory.h"
 #include "core/policy.h"
 #include "core/reservation_ledger.h"
@@ -29,11 +30,23 @@ struct ReviewAnswer {
   bool skipped_stale = false;      // a GPU decision was skipped: the inventory is stale
 };
 
+// What a review reads besides the request body.
+struct ReviewContext {
+  const InventorySnapshot& snapshot;
+  const Policy& policy;
+  const ClusterGpuMetrics* metrics = nullptr;  // none: every allocatable GPU counts as idle
+  Reservations* reservations = nullptr;
+  bool inventory_stale = false;
+};
+
 // Errors only when `body` is not a decodable AdmissionReview; every other problem (an object
 // gpuadmit cannot read, a bug) is answered by the policy's failure mode, never thrown.
 // With `reservations`, a Pod CREATE (not dryRun) reserves the devices its decision counted on,
 // under a key the patch writes into the <prefix>/reservation annotation. With `inventory_stale`,
 // decisions that need free counts are skipped: the object passes unchanged, with a warning.
+Result<ReviewAnswer> Review(std::string_view body, const ReviewContext& context);
+
+// The same without GPU metrics.
 Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snapshot,
                             const Policy& policy, Reservations* reservations = nullptr,
                             bool inventory_stale = false);

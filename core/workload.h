@@ -18,8 +18,9 @@ namespace gpuadmit {
 struct PodSpecLocation {
   nlohmann::json::json_pointer spec;  // e.g. /spec/template/spec
   nlohmann::json::json_pointer
-      metadata;         // the pod (template) metadata, e.g. /spec/template/metadata
-  bool is_pod = false;  // a Pod object, not a template
+      metadata;               // the pod (template) metadata, e.g. /spec/template/metadata
+  bool is_pod = false;        // a Pod object, not a template
+  std::string gpu_container;  // a custom workload's single-container field; "" for none
 };
 
 // True for the kinds whose pod specs gpuadmit knows: Pod, and the built-in workload kinds.

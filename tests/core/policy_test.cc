@@ -22,8 +22,8 @@ TEST(ParsePolicy, TheShippedExamplePolicyIsValid) {
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p.value().annotation_prefix, "gpuadmit.io");
   EXPECT_EQ(p.value().failure_mode, FailureMode::kOpen);
-  EXPECT_TRUE(p.value().mig_fallback);
-  EXPECT_EQ(p.value().on_exhausted, ExhaustedAction::kWarn);
+  EXPECT_TRUE(p.value().mig.fallback);
+  EXPECT_EQ(p.value().mig.on_exhausted, ExhaustedAction::kWarn);
   EXPECT_EQ(p.value().exempt_namespaces, std::vector<std::string>{"kube-system"});
 }
 
@@ -47,8 +47,8 @@ migFallback:
   EXPECT_EQ(p.value().failure_mode, FailureMode::kClosed);
   EXPECT_TRUE(p.value().IsExempt("b"));
   EXPECT_FALSE(p.value().IsExempt("kube-system"));
-  EXPECT_FALSE(p.value().mig_fallback);
-  EXPECT_EQ(p.value().on_exhausted, ExhaustedAction::kDeny);
+  EXPECT_FALSE(p.value().mig.fallback);
+  EXPECT_EQ(p.value().mig.on_exhausted, ExhaustedAction::kDeny);
 }
 
 TEST(ParsePolicy, ReportsEveryProblemWithLineAndColumn) {

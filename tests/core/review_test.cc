@@ -101,7 +101,7 @@ TEST(Fallback, BothExhaustedLeavesThePodUnchangedWithAWarning) {
 
 TEST(Fallback, BothExhaustedIsDeniedWhenThePolicySaysDeny) {
   Policy p;
-  p.on_exhausted = ExhaustedAction::kDeny;
+  p.mig.on_exhausted = ExhaustedAction::kDeny;
   Answer a = ReviewOf(ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"),
                       SnapshotOf(Exhausted2gAnd1g()), p);
   EXPECT_EQ(a.response["allowed"], false);
@@ -210,7 +210,7 @@ TEST(Fallback, ThePolicyCanSwitchItOffAndChangeThePrefix) {
   InventorySnapshot s = SnapshotOf(Exhausted2g());
   std::string body = ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json");
   Policy off;
-  off.mig_fallback = false;
+  off.mig.fallback = false;
   EXPECT_FALSE(ReviewOf(body, s, off).response.contains("patch"));
   Policy prefixed;
   prefixed.annotation_prefix = "gpu.example.com";
