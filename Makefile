@@ -14,7 +14,11 @@ DEBS := cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-d
         libyaml-cpp-dev rapidjson-dev libgtest-dev libgmock-dev libbenchmark-dev openssl curl \
         python3 python3-jsonpatch python3-yaml wrk nginx-light prometheus
 
-.PHONY: all deps build test test-sanitize run bench certs deploy clean help
+# make fuzz: clang and its libFuzzer runtime, installed only when fuzzing.
+FUZZ_DEBS    := clang libclang-rt-14-dev
+FUZZ_SECONDS ?= 60
+
+.PHONY: all deps fuzz-deps build test test-sanitize fuzz run bench certs deploy clean help
 
 all: build
 
@@ -22,12 +26,20 @@ help:
 	@echo "make run     build and start gpuadmit on https://$(LISTEN) (dev certs, example policy, demo cluster)"
 	@echo "make test    build and run every test"
 	@echo "make test-sanitize  the tests again under ASan and UBSan (build-sanitize/)"
+	@echo "make fuzz    every libFuzzer target for FUZZ_SECONDS (default 60) each (build-fuzz/, clang)"
 	@echo "make bench   micro-benchmarks and the HTTPS load comparison with nginx"
 	@echo "make certs   dev CA and serving certificate in certs/dev/"
 	@echo "make deploy  kubectl apply -k manifests/"
 
 deps:
-	@missing=$$(for p in $(DEBS); do \
+	@$(MAKE) --no-print-directory install-debs PACKAGES="$(DEBS)"
+
+fuzz-deps: deps
+	@$(MAKE) --no-print-directory install-debs PACKAGES="$(FUZZ_DEBS)"
+
+.PHONY: install-debs
+install-debs:
+	@missing=$$(for p in $(PACKAGES); do \
 	  dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
@@ -57,6 +69,13 @@ test-sanitize: deps
 	cmake --build $(BUILD)-sanitize -j$(JOBS)
 	ctest --test-dir $(BUILD)-sanitize --output-on-failure -j$(JOBS)
 
+# libFuzzer targets, built by clang with ASan and UBSan in their own build dir.
+fuzz: fuzz-deps
+	cmake -S . -B $(BUILD)-fuzz -DGPUADMIT_FUZZ=ON -DGPUADMIT_TESTS=OFF -DGPUADMIT_BENCH=OFF \
+	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake --build $(BUILD)-fuzz -j$(JOBS)
+	tests/fuzz/run.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+
 certs: deps
 	certs/gen-certs.sh --out certs/dev
 
@@ -73,4 +92,4 @@ deploy:
 	kubectl apply -k manifests/
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-sanitize
+	rm -rf $(BUILD) $(BUILD)-sanitize $(BUILD)-fuzz

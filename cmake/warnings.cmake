@@ -18,4 +18,13 @@ if(GPUADMIT_SANITIZE)
                          -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   target_link_options(gpuadmit_sanitizers INTERFACE -fsanitize=address,undefined)
 endif()
+# libFuzzer (clang only; make fuzz): every target gets the fuzzer's coverage instrumentation and
+# the sanitizers; the fuzz targets themselves link the fuzzer's main (tests/fuzz).
+if(GPUADMIT_FUZZ)
+  target_compile_options(gpuadmit_sanitizers INTERFACE
+                         -fsanitize=fuzzer-no-link,address,undefined
+                         -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+                         -fsanitize-ignorelist=${PROJECT_SOURCE_DIR}/cmake/fuzz-ignorelist.txt)
+  target_link_options(gpuadmit_sanitizers INTERFACE -fsanitize=address,undefined)
+endif()
 target_link_libraries(gpuadmit_warnings INTERFACE gpuadmit_sanitizers)

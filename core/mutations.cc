@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/placement_patch.h"
 #include "core/quantity.h"
 
 namespace gpuadmit {
@@ -55,6 +56,113 @@ void SwapInContainers(const json& spec, const Pointer& spec_at, const char* fiel
   }
 }
 
+// A custom workload's single container object at spec[field] (OME's `runner`).
+void SwapInNamedContainer(const json& spec, const Pointer& spec_at, const std::string& field,
+                          const ResourceSwap& swap, json& ops) {
+  auto c = spec.find(field);
+  if (c == spec.end() || !c->is_object()) return;
+  auto resources = c->find("resources");
+  if (resources == c->end() || !resources->is_object()) return;
+  Pointer at = spec_at / field / "resources";
+  for (const char* section : {"limits", "requests"}) {
+    auto list = resources->find(section);
+    if (list != resources->end()) SwapInList(*list, at / section, swap, ops);
+  }
+}
+
+// The container named `name` in `spec` and where it is: an init or app container, or the
+// custom workload's single container at spec[gpu_container]; nullptr when none is.
+json* FindContainer(json& spec, const Pointer& spec_at, const std::string& gpu_container,
+                    const std::string& name, Pointer& at) {
+  for (const char* field : {"initContainers", "containers"}) {
+    auto list = spec.find(field);
+    if (list == spec.end() || !list->is_array()) continue;
+    for (size_t i = 0; i < list->size(); ++i) {
+      json& c = (*list)[i];
+      if (c.is_object() && c.value("name", std::string()) == name) {
+        at = spec_at / field / std::to_string(i);
+        return &c;
+      }
+    }
+  }
+  if (!gpu_container.empty()) {
+    auto c = spec.find(gpu_container);
+    if (c != spec.end() && c->is_object() && c->value("name", std::string()) == name) {
+      at = spec_at / gpu_container;
+      return &*c;
+    }
+  }
+  return nullptr;
+}
+
+// True when `value` is a quantity of exactly `count` devices.
+bool SaysCount(const json& value, int64_t count) {
+  auto n = ParseWholeQuantity(QuantityText(value));
+  return n.ok() && n.value() == count;
+}
+
+// Sets one container's count (limits, and requests when they name the resource), creating the
+// missing resources/limits maps, and makes the same change to `spec` so later steps see it.
+void SetCount(json& spec, const Pointer& spec_at, const std::string& gpu_container,
+              const CountChange& change, json& ops) {
+  Pointer at;
+  json* c = FindContainer(spec, spec_at, gpu_container, change.container, at);
+  if (c == nullptr) return;
+  const std::string count = std::to_string(change.count);
+  json& resources = (*c)["resources"];
+  if (!resources.is_object()) {
+    resources = {{"limits", {{change.resource, count}}}};
+    ops.push_back(Op("add", at / "resources", resources));
+    return;
+  }
+  json& limits = resources["limits"];
+  if (!limits.is_object()) {
+    limits = {{change.resource, count}};
+    ops.push_back(Op("add", at / "resources" / "limits", limits));
+  } else if (!limits.contains(change.resource) ||
+             !SaysCount(limits[change.resource], change.count)) {
+    limits[change.resource] = count;
+    ops.push_back(Op("add", at / "resources" / "limits" / change.resource, count));
+  }
+  auto requests = resources.find("requests");
+  if (requests != resources.end() && requests->is_object() && requests->contains(change.resource) &&
+      !SaysCount((*requests)[change.resource], change.count)) {
+    (*requests)[change.resource] = count;
+    ops.push_back(Op("add", at / "resources" / "requests" / change.resource, count));
+  }
+}
+
+// The spec the swaps read: `spec` itself, or a copy in `counted` with the count changes made
+// (their ops appended), so that a count filled in is swapped too.
+const json& WithCounts(const json& spec, const PodSpecLocation& where,
+                       const std::vector<CountChange>& counts, json& counted, json& ops) {
+  if (counts.empty()) return spec;
+  counted = spec;
+  for (const CountChange& change : counts) {
+    SetCount(counted, where.spec, where.gpu_container, change, ops);
+  }
+  return counted;
+}
+
+// Adds the decision's nodeSelector entries the spec lacks, creating spec.nodeSelector whole when
+// it has none.
+void SetNodeSelector(const json& spec, const Pointer& spec_at, const StringMap& wanted, json& ops) {
+  if (wanted.empty()) return;
+  auto existing = spec.find("nodeSelector");
+  if (existing == spec.end() || !existing->is_object()) {
+    json map = json::object();
+    for (const auto& [k, v] : wanted) map[k] = v;
+    ops.push_back(Op("add", spec_at / "nodeSelector", std::move(map)));
+    return;
+  }
+  for (const auto& [k, v] : wanted) {
+    auto it = existing->find(k);
+    if (it == existing->end() || !it->is_string() || *it != v) {
+      ops.push_back(Op("add", spec_at / "nodeSelector" / k, v));
+    }
+  }
+}
+
 void SetAnnotations(const json& object, const Pointer& metadata_at, const Decision& decision,
                     json& ops) {
   if (decision.annotations.empty()) return;
@@ -87,12 +195,18 @@ void SetAnnotations(const json& object, const Pointer& metadata_at, const Decisi
 
 void AppendPatch(const json& object, const PodSpecLocation& where, const Decision& decision,
                  json& ops) {
-  const json& spec = object.at(where.spec);
+  json counted;
+  const json& spec = WithCounts(object.at(where.spec), where, decision.counts, counted, ops);
   for (const ResourceSwap& swap : decision.swaps) {
     SwapInContainers(spec, where.spec, "initContainers", swap, ops);
     SwapInContainers(spec, where.spec, "containers", swap, ops);
+    if (!where.gpu_container.empty()) {
+      SwapInNamedContainer(spec, where.spec, where.gpu_container, swap, ops);
+    }
   }
+  SetNodeSelector(spec, where.spec, decision.node_selector, ops);
   SetAnnotations(object, where.metadata, decision, ops);
+  AppendPlacementPatch(object, where, decision, ops);
 }
 
 }  // namespace gpuadmit

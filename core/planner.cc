@@ -86,6 +86,21 @@ const NodeInventory* FindFreeNode(const PodRequest& pod, const PlanContext& cont
   return nullptr;
 }
 
+const NodeInventory* FindFreeNodeWhere(const PodRequest& pod, const PlanContext& context,
+                                       const std::string& resource, int64_t count,
+                                       const std::function<bool(const NodeInventory&)>& accept) {
+  for (const NodeInventory* node : context.snapshot.NodesOffering(resource)) {
+    int64_t free = node->Free(resource);
+    if (free < count) break;  // most free first: none further has enough
+    if (!accept(*node)) continue;
+    if (context.reservations != nullptr) {
+      free -= context.reservations->Reserved(node->name(), resource, context.own_key);
+    }
+    if (free >= count && CanRunOn(pod.constraints, *node->facts)) return node;
+  }
+  return nullptr;
+}
+
 Decision Plan(const PodRequest& pod, const PlanContext& context) {
   Decision d;
   d.warnings = pod.needs.warnings;

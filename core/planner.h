@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -105,6 +106,9 @@ struct PlanContext {
   const ClusterGpuMetrics* metrics = nullptr;  // none: every allocatable GPU counts as idle
   const Reservations* reservations = nullptr;  // free counts are net of these ...
   std::string_view own_key;                    // ... except those held under this key
+  // Explain every candidate node in the trail (review --explain, debug logs); off, the trail
+  // says only what was chosen, so serving does no per-node string work.
+  bool explain = false;
 };
 
 // What the stages so far decided, for the next ones to build on.
@@ -133,5 +137,11 @@ Decision Plan(const PodRequest& pod, const InventorySnapshot& snapshot, const Po
 const NodeInventory* FindFreeNode(const PodRequest& pod, const PlanContext& context,
                                   const std::string& resource, int64_t count,
                                   std::span<const std::string_view> products = {});
+
+// As FindFreeNode, counting only the nodes `accept` admits (e.g. those whose GFD labels offer a
+// sharing mode).
+const NodeInventory* FindFreeNodeWhere(const PodRequest& pod, const PlanContext& context,
+                                       const std::string& resource, int64_t count,
+                                       const std::function<bool(const NodeInventory&)>& accept);
 
 }  // namespace gpuadmit

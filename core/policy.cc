@@ -1,121 +1,68 @@
+// The policy's top level: the document, its small knobs (annotation prefix, failure mode,
+// exempt namespaces) and the dispatch to the section readers (core/policy_sections.h).
 #include "core/policy.h"
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <regex>
+#include <tuple>
+
+#include "core/policy_sections.h"
+#include "core/policy_validator.h"
 
 namespace gpuadmit {
 namespace {
 
-class Validator {
- public:
-  std::vector<PolicyIssue> issues;
-
-  void Report(const YAML::Node& at, std::string message) {
-    YAML::Mark mark = at.Mark();
-    bool known = !mark.is_null();
-    issues.push_back({known ? mark.line + 1 : 0, known ? mark.column + 1 : 0, std::move(message)});
-  }
-
-  void OnlyKeys(const YAML::Node& map, std::string_view where,
-                std::initializer_list<std::string_view> allowed) {
-    for (const auto& entry : map) {
-      std::string key = entry.first.Scalar();
-      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-        Report(entry.first, "unknown key \"" + key + "\" in " + std::string(where));
-      }
-    }
-  }
-
-  bool String(const YAML::Node& node, std::string_view key, std::string& out) {
-    if (!node.IsScalar()) {
-      Report(node, std::string(key) + " must be a string");
-      return false;
-    }
-    out = node.Scalar();
-    return true;
-  }
-
-  bool Bool(const YAML::Node& node, std::string_view key, bool& out) {
-    if (node.IsScalar()) {
-      const std::string& s = node.Scalar();
-      if (s == "true" || s == "false") {
-        out = s == "true";
-        return true;
-      }
-    }
-    Report(node, std::string(key) + " must be true or false");
-    return false;
-  }
-
-  template <typename E>
-  void Enum(const YAML::Node& node, std::string_view key,
-            std::initializer_list<std::pair<std::string_view, E>> choices, E& out) {
-    std::string s;
-    if (!String(node, key, s)) return;
-    std::string names;
-    for (const auto& [name, value] : choices) {
-      if (name == s) {
-        out = value;
-        return;
-      }
-      names += (names.empty() ? "" : ", ") + std::string(name);
-    }
-    Report(node, std::string(key) + " must be one of " + names + ", not \"" + s + "\"");
-  }
-};
-
-// The prefix becomes the domain part of annotation keys, so it must be a DNS subdomain.
-bool IsDnsSubdomain(const std::string& s) {
-  static const std::regex kSubdomain(
-      R"([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)");
-  return !s.empty() && s.size() <= 253 && std::regex_match(s, kSubdomain);
-}
-
-void ReadMigFallback(const YAML::Node& node, Validator& v, Policy& p) {
-  if (!node.IsMap()) {
-    v.Report(node, "migFallback must be a map");
-    return;
-  }
-  v.OnlyKeys(node, "migFallback", {"enabled", "onExhausted"});
-  if (node["enabled"]) v.Bool(node["enabled"], "migFallback.enabled", p.mig.fallback);
-  if (node["onExhausted"]) {
-    v.Enum<ExhaustedAction>(node["onExhausted"], "migFallback.onExhausted",
-                            {{"warn", ExhaustedAction::kWarn}, {"deny", ExhaustedAction::kDeny}},
-                            p.mig.on_exhausted);
-  }
-}
-
-void ReadPolicy(const YAML::Node& root, Validator& v, Policy& p) {
-  v.OnlyKeys(root, "the policy",
-             {"annotationPrefix", "failureMode", "exemptNamespaces", "migFallback"});
-  if (const YAML::Node n = root["annotationPrefix"]) {
-    std::string prefix;
-    if (v.String(n, "annotationPrefix", prefix)) {
-      if (IsDnsSubdomain(prefix))
-        p.annotation_prefix = prefix;
-      else
-        v.Report(n, "annotationPrefix \"" + prefix + "\" is not a DNS subdomain");
-    }
-  }
-  if (const YAML::Node n = root["failureMode"]) {
-    v.Enum<FailureMode>(n, "failureMode",
-                        {{"open", FailureMode::kOpen}, {"closed", FailureMode::kClosed}},
-                        p.failure_mode);
-  }
-  if (const YAML::Node n = root["exemptNamespaces"]) {
-    if (!n.IsSequence()) {
-      v.Report(n, "exemptNamespaces must be a list of namespace names");
-    } else {
-      p.exempt_namespaces.clear();
-      for (const YAML::Node& ns : n) {
-        std::string name;
-        if (v.String(ns, "exemptNamespaces[]", name)) p.exempt_namespaces.push_back(name);
-      }
-    }
-  }
-  if (const YAML::Node n = root["migFallback"]) ReadMigFallback(n, v, p);
+void ReadPolicy(const YAML::Node& root, PolicyValidator& v, Policy& p) {
+  using Node = YAML::Node;
+  using Path = std::string;
+  v.Map(root, "",
+        {{"annotationPrefix",
+          [&](const Node& n, const Path& path) {
+            // The prefix becomes the domain part of annotation keys: a DNS subdomain.
+            std::string prefix;
+            if (!v.String(n, path, prefix)) return;
+            if (!IsDnsSubdomain(prefix)) {
+              v.Report(n, path + " \"" + prefix + "\" is not a DNS subdomain");
+              return;
+            }
+            p.annotation_prefix = prefix;
+          }},
+         {"failureMode",
+          [&](const Node& n, const Path& path) {
+            v.Enum<FailureMode>(n, path,
+                                {{"open", FailureMode::kOpen}, {"closed", FailureMode::kClosed}},
+                                p.failure_mode);
+          }},
+         {"exemptNamespaces",
+          [&](const Node& n, const Path& path) {
+            p.exempt_namespaces.clear();
+            v.List(n, path, [&](const Node& item, const Path& at) {
+              std::string ns;
+              if (!v.String(item, at, ns)) return;
+              if (!IsDnsLabel(ns)) {
+                v.Report(item, at + " must be a namespace name, not \"" + ns + "\"");
+                return;
+              }
+              p.exempt_namespaces.push_back(std::move(ns));
+            });
+          }},
+         {"workloads",
+          [&](const Node& n, const Path& path) { ReadWorkloads(n, path, v, p.workloads); }},
+         {"mig", [&](const Node& n, const Path& path) { ReadMig(n, path, v, p.mig); }},
+         {"sharing", [&](const Node& n, const Path& path) { ReadSharing(n, path, v, p.sharing); }},
+         {"requirements",
+          [&](const Node& n, const Path& path) { ReadRequirements(n, path, v, p.requirements); }},
+         {"placement",
+          [&](const Node& n, const Path& path) { ReadPlacement(n, path, v, p.placement); }},
+         {"workerDefaults",
+          [&](const Node& n, const Path& path) {
+            ReadWorkerDefaults(n, path, v, p.worker_defaults);
+          }},
+         // Before the mig section existed; a clear message beats "unknown key".
+         {"migFallback", [&](const Node& n, const Path& path) {
+            v.Report(n, path + " is now mig.fallback and mig.onExhausted (see docs/policy.md)");
+          }}});
 }
 
 }  // namespace
@@ -137,8 +84,9 @@ bool Policy::IsExempt(std::string_view ns) const {
 }
 
 Result<Policy, std::vector<PolicyIssue>> ParsePolicy(std::string_view yaml_text) {
-  Validator v;
+  PolicyValidator v;
   Policy p;
+  std::vector<PolicyIssue> issues;
   try {
     YAML::Node root = YAML::Load(std::string(yaml_text));
     if (root.IsNull()) return p;
@@ -147,12 +95,19 @@ Result<Policy, std::vector<PolicyIssue>> ParsePolicy(std::string_view yaml_text)
     } else {
       ReadPolicy(root, v, p);
     }
+    issues = v.issues();
   } catch (const YAML::Exception& e) {
+    // A syntax error ends the parse: yaml-cpp stops at the first one.
     bool known = !e.mark.is_null();
-    v.issues.push_back({known ? e.mark.line + 1 : 0, known ? e.mark.column + 1 : 0, e.msg});
+    issues.push_back({known ? e.mark.line + 1 : 0, known ? e.mark.column + 1 : 0, e.msg});
   }
-  if (!v.issues.empty()) return v.issues;
-  return p;
+  if (issues.empty()) return p;
+  // In file order, as an editor lists them; issues without a position last.
+  std::stable_sort(issues.begin(), issues.end(), [](const PolicyIssue& a, const PolicyIssue& b) {
+    auto key = [](const PolicyIssue& i) { return std::make_tuple(i.line == 0, i.line, i.column); };
+    return key(a) < key(b);
+  });
+  return issues;
 }
 
 }  // namespace gpuadmit

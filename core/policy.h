@@ -36,12 +36,14 @@ struct CustomWorkload {
   // containers are the usual `containers` list.
   std::string gpu_container;
   std::string metadata = "/metadata";  // JSON pointer to the metadata the annotations go to
+  bool operator==(const CustomWorkload&) const = default;
 };
 
 // One MIG profile of a GPU product: its name ("2g.20gb") and how many fit on one GPU.
 struct MigCatalogProfile {
   std::string name;
   int per_gpu = 0;
+  bool operator==(const MigCatalogProfile&) const = default;
 };
 
 // A GPU product's MIG profiles. `product` is matched against the node's nvidia.com/gpu.product
@@ -49,12 +51,14 @@ struct MigCatalogProfile {
 struct MigProductSpec {
   std::string product;
   std::vector<MigCatalogProfile> profiles;
+  bool operator==(const MigProductSpec&) const = default;
 };
 
 // An explicit fallback chain: a pod asking for `from` tries each of `to`, in order.
 struct MigChain {
   std::string from;             // "3g.40gb"
   std::vector<std::string> to;  // {"2g.20gb", "1g.10gb"}
+  bool operator==(const MigChain&) const = default;
 };
 
 struct MigPolicy {
@@ -62,6 +66,7 @@ struct MigPolicy {
   ExhaustedAction on_exhausted = ExhaustedAction::kWarn;
   std::vector<MigProductSpec> products;  // added to the built-in catalog; same name replaces
   std::vector<MigChain> chains;          // override the default chain for their `from`
+  bool operator==(const MigPolicy&) const = default;
 };
 
 enum class SharingMode { kExclusive, kMig, kMps, kTimeSlicing };
@@ -75,6 +80,7 @@ struct SharingSelector {
   std::optional<int64_t> max_gpus;
   std::optional<int64_t> min_memory_mib;  // GPU memory need per GPU, inclusive
   std::optional<int64_t> max_memory_mib;
+  bool operator==(const SharingSelector&) const = default;
 };
 
 struct SharingRule {
@@ -83,6 +89,7 @@ struct SharingRule {
   SharingSelector match;
   SharingMode mode = SharingMode::kExclusive;
   std::string mig_profile;  // kMig only: this profile instead of the smallest that fits
+  bool operator==(const SharingRule&) const = default;
 };
 
 struct SharingPolicy {
@@ -95,6 +102,7 @@ struct SharingPolicy {
   bool enable_mig = true;
   bool enable_mps = true;
   bool enable_time_slicing = true;
+  bool operator==(const SharingPolicy&) const = default;
 };
 
 enum class GpuCountAction { kOff, kWarn, kFill, kCorrect };
@@ -103,6 +111,7 @@ enum class GpuCountAction { kOff, kWarn, kFill, kCorrect };
 struct ModelMemoryRule {
   std::string contains;  // case-insensitive substring of the model name, e.g. "70b"
   int64_t memory_mib = 0;
+  bool operator==(const ModelMemoryRule&) const = default;
 };
 
 struct RequirementsPolicy {
@@ -113,6 +122,7 @@ struct RequirementsPolicy {
   std::vector<ModelMemoryRule> model_memory = {
       {"70b", 20000}, {"65b", 20000}, {"13b", 12000}, {"7b", 12000}};
   int64_t default_model_memory_mib = 8000;  // a model name matching no rule
+  bool operator==(const RequirementsPolicy&) const = default;
 };
 
 enum class PlacementStrategy { kMostIdle, kBestFit, kFirstFit, kWorstFit, kScore };
@@ -122,6 +132,7 @@ enum class AffinityMode { kPreferred, kRequired };
 struct GpuTypePreference {
   std::string product;  // case-insensitive substring: "A100"
   int weight = 1;       // 1..100, a preferred scheduling term's weight
+  bool operator==(const GpuTypePreference&) const = default;
 };
 
 struct PlacementPolicy {
@@ -136,12 +147,14 @@ struct PlacementPolicy {
   double score_memory_weight = 0.6;
   double score_idle_weight = 0.4;
   std::vector<GpuTypePreference> gpu_types;
+  bool operator==(const PlacementPolicy&) const = default;
 };
 
 // What every GPU pod (and template) gets, whatever else is decided (seed 004).
 struct WorkerDefaults {
   std::vector<Toleration> tolerations;  // added when missing, e.g. nvidia.com/gpu=true:NoSchedule
   std::string shm_size;                 // "2Gi": an in-memory /dev/shm; "" for none
+  bool operator==(const WorkerDefaults&) const = default;
 };
 
 struct Policy {
@@ -161,6 +174,8 @@ struct Policy {
   // ("gpu-autoscaler.io/<name>"), first present wins.
   std::vector<std::string> InputKeys(std::string_view name) const;
   bool IsExempt(std::string_view ns) const;
+
+  bool operator==(const Policy&) const = default;
 };
 
 // One problem in a policy file; line and column are 1-based (0 when unknown).

@@ -35,7 +35,7 @@ std::string ObjectName(const AdmissionRequest& r) {
 auto GpuAsk(const json& object, const PodSpecLocation& at) {
   std::vector<std::tuple<int, std::string, ResourceList, ResourceList>> ask;
   if (!object.is_object() || !object.contains(at.spec)) return ask;
-  const auto containers = ReadPodRequirements(object.at(at.spec)).containers;
+  const auto containers = ReadPodRequirements(object.at(at.spec), at.gpu_container).containers;
   std::transform(containers.begin(), containers.end(), std::back_inserter(ask),
                  [](const ContainerNeeds& c) {
                    return std::make_tuple(static_cast<int>(c.role), c.name, c.limits, c.requests);
@@ -66,7 +66,9 @@ Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, co
   std::string key = ExistingAnnotation(r.object, at, annotation);
   if (key.empty() || !reservations.Holds(key, owner)) key = r.uid;
   for (int attempt = 0; attempt < kMaxPlanAttempts; ++attempt) {
-    Decision d = Plan(pod, {context.snapshot, context.policy, context.metrics, &reservations, key});
+    PlanContext plan{context.snapshot, context.policy, context.metrics, &reservations, key};
+    plan.explain = context.explain;
+    Decision d = Plan(pod, plan);
     if (d.claims.empty() || d.deny) return d;
     if (reservations.Commit(key, owner, d.claims)) {
       d.annotations.emplace_back(annotation, key);
@@ -91,8 +93,8 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
     answer.trail.push_back("namespace " + r.ns + " is exempt");
     return AdmissionOutcome::Allow();
   }
-  if (!IsKnownKind(r.kind)) return AdmissionOutcome::Allow();
-  auto locations = FindPodSpecs(r.kind, r.object);
+  if (!IsKnownKind(r.kind, policy.workloads)) return AdmissionOutcome::Allow();
+  auto locations = FindPodSpecs(r.kind, r.object, policy.workloads);
   if (!locations.ok()) return AdmissionOutcome::Fail(locations.error().message);
 
   json ops = json::array();
@@ -115,9 +117,10 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
       continue;
     }
     bool reserve = context.reservations != nullptr && at.is_pod && !r.dry_run;
-    Decision d = reserve
-                     ? PlanAndReserve(r, at, pod, context, *context.reservations)
-                     : Plan(pod, {context.snapshot, policy, context.metrics, context.reservations});
+    PlanContext plan{context.snapshot, policy, context.metrics, context.reservations};
+    plan.explain = context.explain;
+    Decision d =
+        reserve ? PlanAndReserve(r, at, pod, context, *context.reservations) : Plan(pod, plan);
     answer.trail.insert(answer.trail.end(), d.trail.begin(), d.trail.end());
     warnings.insert(warnings.end(), d.warnings.begin(), d.warnings.end());
     if (d.deny) return AdmissionOutcome::Deny(403, "gpuadmit: " + *d.deny, std::move(warnings));

@@ -37,6 +37,7 @@ struct ReviewContext {
   const ClusterGpuMetrics* metrics = nullptr;  // none: every allocatable GPU counts as idle
   Reservations* reservations = nullptr;
   bool inventory_stale = false;
+  bool explain = false;  // explain every candidate node in the trail (PlanContext::explain)
 };
 
 // Errors only when `body` is not a decodable AdmissionReview; every other problem (an object

@@ -28,6 +28,7 @@ struct Toleration {
   std::string value;
   std::string effect;  // empty: every effect
   bool Tolerates(const Taint& taint) const;
+  bool operator==(const Toleration&) const = default;
 };
 
 // One node selector requirement: a label (or, for a field, the node's name) against values.

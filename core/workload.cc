@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <string_view>
 
 namespace gpuadmit {
@@ -37,15 +38,59 @@ const KnownKind* Lookup(const GroupVersionKind& kind) {
   return it == std::end(kKnownKinds) ? nullptr : it;
 }
 
+// A JSON pointer from the policy; nullopt when it is not one (ParsePolicy rejects those, but a
+// Policy built in code may carry anything).
+std::optional<Pointer> PointerOf(const std::string& text) {
+  try {
+    return Pointer(text);
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+const CustomWorkload* LookupCustom(const GroupVersionKind& kind,
+                                   std::span<const CustomWorkload> custom) {
+  auto it = std::find_if(custom.begin(), custom.end(), [&](const CustomWorkload& w) {
+    return w.group == kind.group && w.kind == kind.kind;
+  });
+  return it == custom.end() ? nullptr : &*it;
+}
+
+Result<std::vector<PodSpecLocation>> FindCustomPodSpecs(const GroupVersionKind& kind,
+                                                        const json& object,
+                                                        const CustomWorkload& workload) {
+  auto metadata = PointerOf(workload.metadata);
+  if (!metadata) return Error{"policy workload " + kind.kind + ": bad metadata pointer"};
+  std::vector<PodSpecLocation> found;
+  for (const std::string& path : workload.pod_specs) {
+    auto spec = PointerOf(path);
+    if (!spec) return Error{"policy workload " + kind.kind + ": bad pod spec pointer " + path};
+    if (!object.contains(*spec)) continue;
+    if (!object.at(*spec).is_object()) {
+      return Error{kind.kind + " " + spec->to_string() + " is not an object"};
+    }
+    PodSpecLocation at;
+    at.spec = std::move(*spec);
+    at.metadata = *metadata;
+    at.gpu_container = workload.gpu_container;
+    found.push_back(std::move(at));
+  }
+  return found;
+}
+
 }  // namespace
 
-bool IsKnownKind(const GroupVersionKind& kind) { return Lookup(kind) != nullptr; }
+bool IsKnownKind(const GroupVersionKind& kind, std::span<const CustomWorkload> custom) {
+  return Lookup(kind) != nullptr || LookupCustom(kind, custom) != nullptr;
+}
 
-Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind,
-                                                  const json& object) {
+Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind, const json& object,
+                                                  std::span<const CustomWorkload> custom) {
   const KnownKind* known = Lookup(kind);
-  if (known == nullptr) return std::vector<PodSpecLocation>{};
+  const CustomWorkload* workload = known == nullptr ? LookupCustom(kind, custom) : nullptr;
+  if (known == nullptr && workload == nullptr) return std::vector<PodSpecLocation>{};
   if (!object.is_object()) return Error{"the " + kind.kind + " object is not a JSON object"};
+  if (workload != nullptr) return FindCustomPodSpecs(kind, object, *workload);
 
   PodSpecLocation at;
   Pointer base(std::string(known->template_path));

@@ -82,10 +82,15 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
   auto start = std::chrono::steady_clock::now();
   try {
     bool stale = stale_ && stale_();
-    auto answer = Review(body, snapshot ? *snapshot : kEmptySnapshot, p, reservations_, stale);
+    std::shared_ptr<const ClusterGpuMetrics> gpu_metrics = gpu_metrics_.load();
+    // Per-node explanations cost string work on every GPU pod: only for debug logs or --explain.
+    ReviewContext context{snapshot ? *snapshot : kEmptySnapshot, p, gpu_metrics.get(),
+                          reservations_, stale};
+    context.explain = explain_ || log_.Enabled(LogLevel::kDebug);
+    auto answer = Review(body, context);
     if (!answer.ok()) return Reject(400, Counter::kBadRequests, answer.error().message);
     metrics_.ObserveReview(std::chrono::steady_clock::now() - start);
-    const ReviewAnswer& a = answer.value();
+    ReviewAnswer& a = answer.value();
     metrics_.Inc(CounterFor(a.kind, p.failure_mode));
     if (a.skipped_stale) {
       metrics_.Inc(Counter::kSkippedStale);
@@ -102,7 +107,7 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
                 {"outcome", OutcomeName(a.kind)},
                 {"trail", trail}});
     }
-    return {200, a.body};
+    return {200, std::move(a.body), "application/json", std::move(a.trail)};
   } catch (const std::exception& e) {
     // Review catches what its own decisions throw; this is the last line, for what escapes
     // encoding or allocation. Answer by the failure mode when the uid can still be read.

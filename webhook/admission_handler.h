@@ -7,7 +7,7 @@
 //   HandlerAnswer a = handler.Handle("application/json", body);  // a.status, a.body
 //
 // Thread safety: Handle, Set* and Ready may be called concurrently from any thread. The
-// snapshot and policy are swapped whole; a request keeps the pair it loaded.
+// snapshot, policy and GPU metrics are swapped whole; a request keeps what it loaded.
 #pragma once
 
 #include <atomic>
@@ -15,7 +15,9 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "core/gpu_metrics.h"
 #include "core/inventory.h"
 #include "core/policy.h"
 #include "core/reservation_ledger.h"
@@ -31,6 +33,7 @@ struct HandlerAnswer {
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
+  std::vector<std::string> trail;  // the decision trail of a 200 answer (review --explain)
 };
 
 class AdmissionHandler {
@@ -43,6 +46,16 @@ class AdmissionHandler {
   void SetSnapshot(std::shared_ptr<const InventorySnapshot> snapshot) {
     snapshot_.store(std::move(snapshot));
   }
+
+  // The newest GPU metrics (a GpuMetricsPoller's, node names already mapped); none or empty:
+  // every allocatable GPU counts as idle.
+  void SetGpuMetrics(std::shared_ptr<const ClusterGpuMetrics> metrics) {
+    gpu_metrics_.store(std::move(metrics));
+  }
+
+  // Explain every candidate node in the trail even when debug logging is off (review
+  // --explain). Set before serving.
+  void SetExplain(bool explain) { explain_ = explain; }
 
   // `stale` says whether the inventory is too old to decide on (watch down too long).
   void SetStalenessCheck(std::function<bool()> stale) { stale_ = std::move(stale); }
@@ -61,8 +74,10 @@ class AdmissionHandler {
   Metrics& metrics_;
   Reservations* reservations_;
   std::function<bool()> stale_;  // set before serving, read-only after
+  bool explain_ = false;         // likewise
   std::atomic<std::shared_ptr<const Policy>> policy_;
   std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;
+  std::atomic<std::shared_ptr<const ClusterGpuMetrics>> gpu_metrics_;
 };
 
 // True for "application/json", with any parameters ("; charset=utf-8") and in any case.

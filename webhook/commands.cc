@@ -16,6 +16,7 @@
 #include "webhook/cli_support.h"
 #include "webhook/config_files.h"
 #include "webhook/flags.h"
+#include "webhook/prometheus_source.h"
 #include "webhook/read_file.h"
 #include "webhook/shared_ledger.h"
 #include "webhook/tls_server.h"
@@ -44,7 +45,7 @@ int ConfigError(const std::string& message) {
 }
 
 int ReviewCommand(int argc, char** argv) {
-  Flags f({"policy", "cluster"}, {"explain"});
+  Flags f({"policy", "cluster", "dcgm-file"}, {"explain"});
   if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("review", err);
   if (!f.Has("policy") || !f.Has("cluster")) {
     return UsageError("review", "--policy FILE and --cluster FILE are required");
@@ -52,21 +53,33 @@ int ReviewCommand(int argc, char** argv) {
   if (f.positional().size() > 1) return UsageError("review", "one review file at most");
   auto policy = LoadPolicyFile(f.Value("policy"));
   if (!policy.ok()) return ConfigError(policy.error().message);
-  auto snapshot = LoadClusterFile(f.Value("cluster"));
+  auto list = LoadClusterList(f.Value("cluster"));
+  auto snapshot = ClusterSnapshotOf(list, f.Value("cluster"));
   if (!snapshot.ok()) return ConfigError(snapshot.error().message);
   auto body = ReadInput(f.positional());
   if (!body.ok()) return ConfigError(body.error().message);
 
   // The same handler serve uses, so the answer is byte for byte what serve sends.
-  Logger log(f.Has("explain") ? LogLevel::kDebug : LogLevel::kError);
+  Logger log(LogLevel::kError);
   Metrics metrics;
   SteadyClock clock;
   SharedLedger ledger(clock, kDefaultReservationTtl);  // fresh, as a server that just started
   AdmissionHandler handler(log, metrics, &ledger);
   handler.SetPolicy(std::make_shared<const Policy>(std::move(policy).value()));
   handler.SetSnapshot(std::make_shared<const InventorySnapshot>(std::move(snapshot).value()));
+  handler.SetExplain(f.Has("explain"));
+  if (f.Has("dcgm-file")) {
+    // One reading, its hosts mapped to nodes as serve maps them for a cluster file.
+    auto reading = MakeDcgmFileReader(f.Value("dcgm-file"))->Read();
+    if (!reading.ok()) return ConfigError(reading.error().message);
+    handler.SetGpuMetrics(std::make_shared<const ClusterGpuMetrics>(RenameNodes(
+        ClusterGpuMetrics::FromReading(reading.value(), clock.Now()), PodNodesOf(list.value()))));
+  }
   HandlerAnswer answer = handler.Handle("application/json", body.value());
   std::cout << answer.body << "\n";
+  if (f.Has("explain")) {
+    for (const std::string& step : answer.trail) std::cerr << step << "\n";
+  }
   if (answer.status != 200) {
     std::cerr << "gpuadmit review: HTTP " << answer.status << "\n";
     return kExitRejected;

@@ -22,7 +22,7 @@ Result<Policy> LoadPolicyFile(const std::string& path) {
   return Error{message};
 }
 
-Result<InventorySnapshot> LoadClusterFile(const std::string& path) {
+Result<nlohmann::json> LoadClusterList(const std::string& path) {
   auto text = ReadWholeFile(path);
   if (!text.ok()) return text.error();
   const std::string& t = text.value();
@@ -36,9 +36,19 @@ Result<InventorySnapshot> LoadClusterFile(const std::string& path) {
     if (!converted.ok()) return Error{path + ":" + converted.error().message};
     list = std::move(converted).value();
   }
-  auto snapshot = InventorySnapshot::FromObjects(list);
+  return list;
+}
+
+Result<InventorySnapshot> ClusterSnapshotOf(const Result<nlohmann::json>& list,
+                                            const std::string& path) {
+  if (!list.ok()) return list.error();
+  auto snapshot = InventorySnapshot::FromObjects(list.value());
   if (!snapshot.ok()) return Error{path + ": " + snapshot.error().message};
   return std::move(snapshot).value();
+}
+
+Result<InventorySnapshot> LoadClusterFile(const std::string& path) {
+  return ClusterSnapshotOf(LoadClusterList(path), path);
 }
 
 }  // namespace gpuadmit

@@ -7,6 +7,7 @@
 // Thread safety: safe from any thread.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/inventory.h"
@@ -17,6 +18,14 @@ namespace gpuadmit {
 
 // The policy in `path`. The error holds one "path:line:column: problem" line per issue.
 Result<Policy> LoadPolicyFile(const std::string& path);
+
+// The cluster list in `path` (JSON or YAML) as JSON, not yet read as an inventory.
+Result<nlohmann::json> LoadClusterList(const std::string& path);
+
+// The inventory a loaded cluster list describes (its error, when it did not load); errors name
+// `path`.
+Result<InventorySnapshot> ClusterSnapshotOf(const Result<nlohmann::json>& list,
+                                            const std::string& path);
 
 // The inventory described by the cluster list in `path`.
 Result<InventorySnapshot> LoadClusterFile(const std::string& path);

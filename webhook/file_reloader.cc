@@ -6,7 +6,10 @@ namespace gpuadmit {
 
 FileReloader::FileReloader(std::string path, std::chrono::milliseconds interval,
                            std::function<void()> on_change)
-    : path_(std::move(path)), interval_(interval), on_change_(std::move(on_change)) {}
+    : path_(std::move(path)),
+      interval_(interval),
+      on_change_(std::move(on_change)),
+      last_(Fingerprint()) {}
 
 FileReloader::~FileReloader() { Stop(); }
 
@@ -19,8 +22,15 @@ std::string FileReloader::Fingerprint() const {
 }
 
 void FileReloader::Start() {
-  last_ = Fingerprint();
   thread_ = std::thread([this] { Loop(); });
+}
+
+bool FileReloader::CheckNow() {
+  std::string now = Fingerprint();
+  if (now == last_) return false;
+  last_ = now;
+  on_change_();
+  return true;
 }
 
 void FileReloader::Stop() {
@@ -35,11 +45,8 @@ void FileReloader::Stop() {
 void FileReloader::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!wake_.wait_for(lock, interval_, [this] { return stopping_; })) {
-    std::string now = Fingerprint();
-    if (now == last_) continue;
-    last_ = now;
     lock.unlock();
-    on_change_();
+    CheckNow();
     lock.lock();
   }
 }

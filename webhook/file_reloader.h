@@ -5,7 +5,12 @@
 //   FileReloader reloader(path, std::chrono::seconds(1), [&] { Reload(); });
 //   reloader.Start();  ...  reloader.Stop();
 //
+// A file's identity is taken through every symlink on its path (stat, not lstat): when a
+// ConfigMap mount points `..data` at a new timestamped directory, FILE -> ..data/FILE now names
+// another inode, and that is a change even though FILE itself was never touched.
+//
 // Thread safety: Start and Stop from one thread; `on_change` runs on the reloader's thread.
+// CheckNow is for a reloader that was not started (tests drive it step by step).
 #pragma once
 
 #include <atomic>
@@ -26,6 +31,10 @@ class FileReloader {
 
   void Start();
   void Stop();
+
+  // One poll: when the file's fingerprint differs from the last one seen (at construction or
+  // the previous check), remembers it and calls `on_change`. Returns whether it called.
+  bool CheckNow();
 
  private:
   // Device, inode, size and mtime: a changed symlink target shows as a new inode.

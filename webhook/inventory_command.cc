@@ -19,7 +19,6 @@
 #include "webhook/kube_config.h"
 #include "webhook/kube_inventory.h"
 #include "webhook/prometheus_source.h"
-#include "webhook/read_file.h"
 
 namespace gpuadmit {
 namespace {
@@ -28,19 +27,6 @@ using nlohmann::json;
 
 // 60 s: a first list of 150,000 pods takes a few seconds; a minute means the API is not answering.
 constexpr std::chrono::seconds kSyncTimeout{60};
-
-// dcgm-exporter's Hostname label is often its own pod's name; map those to the pod's node.
-std::map<std::string, std::string, std::less<>> ExporterPodNodes(const json& list) {
-  std::map<std::string, std::string, std::less<>> out;
-  if (!list.contains("items") || !list["items"].is_array()) return out;
-  for (const json& item : list["items"]) {
-    if (item.value("kind", "") != "Pod") continue;
-    std::string name = item.value("/metadata/name"_json_pointer, "");
-    std::string node = item.value("/spec/nodeName"_json_pointer, "");
-    if (!name.empty() && !node.empty()) out.emplace(name, node);
-  }
-  return out;
-}
 
 Result<std::shared_ptr<const InventorySnapshot>> FromKubernetes(const Flags& f) {
   auto config = KubeConfigFor(f.Value("kubeconfig"), f.Value("context"));
@@ -93,12 +79,11 @@ int InventoryCommand(int argc, char** argv) {
   std::map<std::string, std::string, std::less<>> host_to_node;
   std::shared_ptr<const InventorySnapshot> snapshot;
   if (f.Has("cluster")) {
-    auto loaded = LoadClusterFile(f.Value("cluster"));
+    auto list = LoadClusterList(f.Value("cluster"));
+    auto loaded = ClusterSnapshotOf(list, f.Value("cluster"));
     if (!loaded.ok()) return ConfigError(loaded.error().message);
     snapshot = std::make_shared<const InventorySnapshot>(std::move(loaded).value());
-    if (auto text = ReadWholeFile(f.Value("cluster")); text.ok()) {
-      host_to_node = ExporterPodNodes(json::parse(text.value(), nullptr, false));
-    }
+    host_to_node = PodNodesOf(list.value());
   } else {
     auto live = FromKubernetes(f);
     if (!live.ok()) return ConfigError(live.error().message);

@@ -180,10 +180,15 @@ std::optional<Error> ReadUser(const Section& user, KubeConfig& config) {
 }  // namespace
 
 Result<KubeConfig> LoadKubeconfig(const std::string& path, const std::string& context) {
-  const std::string where = "kubeconfig " + path;
   auto text = ReadWholeFile(path);
   if (!text.ok()) return Error{"kubeconfig " + text.error().message};
-  auto parsed = YamlToJson(text.value());
+  return ParseKubeconfig(text.value(), path, context);
+}
+
+Result<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& path,
+                                   const std::string& context) {
+  const std::string where = "kubeconfig " + path;
+  auto parsed = YamlToJson(text);
   if (!parsed.ok()) return Error{where + ":" + parsed.error().message};
   const json& doc = parsed.value();
   if (!doc.is_object()) return Error{where + ": not a kubeconfig (expected a map at the top)"};

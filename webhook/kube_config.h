@@ -13,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/result.h"
 
@@ -41,6 +42,11 @@ struct KubeConfig {
 // start with "kubeconfig PATH: " and name the context, cluster or user and the key at fault.
 // Not supported (an error says so): exec and auth-provider plugins, basic auth, proxy-url.
 Result<KubeConfig> LoadKubeconfig(const std::string& path, const std::string& context = "");
+
+// The same over kubeconfig text already read from `path` (which names it in errors and anchors
+// relative file paths).
+Result<KubeConfig> ParseKubeconfig(std::string_view text, const std::string& path,
+                                   const std::string& context = "");
 
 // The process environment as InClusterConfig reads it; tests point the directory elsewhere.
 struct InClusterEnv {

@@ -15,13 +15,14 @@ Usage:
   gpuadmit serve   --policy FILE --tls-cert FILE --tls-key FILE [--client-ca FILE]
                    [--listen 0.0.0.0:8443]
                    --cluster FILE [--log-level debug|info|warn|error] [--max-connections N]
-  gpuadmit review  --policy FILE --cluster FILE [--explain] [REVIEW.json | -]
+  gpuadmit review  --policy FILE --cluster FILE [--dcgm-file FILE] [--explain]
+                   [REVIEW.json | -]
   gpuadmit check-policy FILE
   gpuadmit inventory --cluster FILE [-o table|json]
 
   --cluster FILE  what `kubectl get nodes,pods -A -o json` prints (JSON or YAML)
-  review          prints exactly what serve answers for the same body; --explain logs the
-                  decision trail to stderr
+  review          prints exactly what serve answers for the same body; --explain writes the
+                  decision trail (the GPU node selection block) to stderr
 
 Exit codes: 0 ok; 1 policy invalid or review refused (HTTP 4xx); 2 usage; 3 file, TLS or port error.
 )";

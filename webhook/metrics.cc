@@ -27,12 +27,22 @@ constexpr CounterInfo kCounters[] = {
      "Requests refused before review, by HTTP status."},
     {Counter::kPayloadTooLarge, "gpuadmit_http_rejected_total", R"(code="413")", ""},
     {Counter::kUnsupportedMedia, "gpuadmit_http_rejected_total", R"(code="415")", ""},
+    {Counter::kOverCapacity, "gpuadmit_http_rejected_total", R"(code="503")", ""},
     {Counter::kHandlerPanics, "gpuadmit_handler_exceptions_total", "",
      "Exceptions that escaped a review and were answered by the failure mode."},
     {Counter::kSkippedStale, "gpuadmit_decisions_skipped_stale_total", "",
      "GPU decisions skipped because the inventory watch was down past the staleness limit."},
     {Counter::kClusterReloadFailures, "gpuadmit_cluster_file_reload_failures_total", "",
      "Changed --cluster files that could not be loaded; the last good inventory stayed."},
+    {Counter::kPolicyReloads, "gpuadmit_policy_reloads_total", "",
+     "Changed --policy files that validated and took effect."},
+    {Counter::kPolicyReloadFailures, "gpuadmit_policy_reload_failures_total", "",
+     "Changed --policy files that did not validate; the last good policy stayed."},
+    {Counter::kCertReloads, "gpuadmit_certificate_reloads_total", "",
+     "Changed serving certificate files that loaded; new handshakes present them."},
+    {Counter::kCertReloadFailures, "gpuadmit_certificate_reload_failures_total", "",
+     "Changed serving certificate files that were refused (unreadable, key mismatch, outside "
+     "their validity); the last good pair stayed."},
 };
 
 }  // namespace

@@ -24,9 +24,14 @@ enum class Counter {
   kBadRequests,            // 400: body not a decodable AdmissionReview
   kUnsupportedMedia,       // 415
   kPayloadTooLarge,        // 413
+  kOverCapacity,           // degraded: 503, a connection beyond --max-connections refused
   kHandlerPanics,          // degraded: an exception escaped the review and was answered fail-open
   kSkippedStale,           // degraded: a GPU decision skipped because the inventory is stale
   kClusterReloadFailures,  // degraded: a changed --cluster file did not load; the last stays
+  kPolicyReloads,          // a changed --policy file validated and took effect
+  kPolicyReloadFailures,   // degraded: a changed --policy file did not validate; the last stays
+  kCertReloads,            // changed --tls-cert/--tls-key files loaded; new handshakes use them
+  kCertReloadFailures,     // degraded: changed certificate files were refused; the last stays
   kCount,
 };
 

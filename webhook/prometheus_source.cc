@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/json_fields.h"
 #include "core/prometheus_samples.h"
 #include "webhook/read_file.h"
 
@@ -236,7 +237,9 @@ bool GpuMetricsPoller::PollOnce() {
   }
   MetricsTime now = clock_.Now();
   history_.Add(reading->value(), now);
-  latest_.store(std::make_shared<const ClusterGpuMetrics>(history_.Publish()));
+  auto published = std::make_shared<const ClusterGpuMetrics>(history_.Publish());
+  latest_.store(published);
+  if (options_.on_publish) options_.on_publish(std::move(published));
   RecordSuccess(reading->value(), now);
   return true;
 }
@@ -290,6 +293,19 @@ std::shared_ptr<const ClusterGpuMetrics> GpuMetricsPoller::Latest() const { retu
 GpuMetricsPollerStatus GpuMetricsPoller::status() const {
   std::lock_guard<std::mutex> lock(mu_);
   return status_;
+}
+
+std::map<std::string, std::string, std::less<>> PodNodesOf(const nlohmann::json& cluster_list) {
+  std::map<std::string, std::string, std::less<>> out;
+  auto items = cluster_list.is_object() ? cluster_list.find("items") : cluster_list.end();
+  if (items == cluster_list.end() || !items->is_array()) return out;
+  for (const nlohmann::json& item : *items) {
+    if (StringAt(item, {"kind"}) != "Pod") continue;
+    std::string name = StringAt(item, {"metadata", "name"});
+    std::string node = StringAt(item, {"spec", "nodeName"});
+    if (!name.empty() && !node.empty()) out.emplace(name, node);
+  }
+  return out;
 }
 
 Result<std::unique_ptr<GpuMetricsReader>> MakeGpuMetricsReader(const std::string& prometheus_url,

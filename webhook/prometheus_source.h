@@ -25,8 +25,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -85,7 +88,15 @@ struct GpuMetricsPollerOptions {
   std::string source;                                             // for log lines: the URL or file
   std::chrono::milliseconds interval = std::chrono::seconds(15);  // dcgm-exporter's default
   MetricsWindowOptions window;
+  // Called on the polling thread with each newly published metrics (what Latest() returns
+  // next), e.g. to rename hosts and hand them to the admission handler; may be empty.
+  std::function<void(std::shared_ptr<const ClusterGpuMetrics>)> on_publish;
 };
+
+// dcgm-exporter's host label is often its own pod's name, not its node's: pod name -> node
+// name of every bound Pod in a cluster list (`kubectl get nodes,pods -A -o json`), for
+// RenameNodes. Pods of every namespace: a name in two namespaces keeps the first.
+std::map<std::string, std::string, std::less<>> PodNodesOf(const nlohmann::json& cluster_list);
 
 struct GpuMetricsPollerStatus {
   uint64_t reads_ok = 0;

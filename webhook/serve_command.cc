@@ -1,12 +1,15 @@
 // gpuadmit serve: the webhook. Builds the server from its parts (no globals): logger, metrics,
-// ledger, handler, TLS server, policy, an inventory source (--cluster FILE reloaded on change;
-// or the Kubernetes API through --kubeconfig, or in-cluster by default), optional GPU metrics,
-// then serves until SIGTERM or SIGINT and drains.
+// ledger, handler, TLS server, policy (--policy FILE, reloaded on change), an inventory source
+// (--cluster FILE reloaded on change; or the Kubernetes API through --kubeconfig, or in-cluster
+// by default), optional GPU metrics, then serves until SIGTERM or SIGINT and drains.
 #include <pthread.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "webhook/admission_handler.h"
@@ -18,6 +21,7 @@
 #include "webhook/kube_client.h"
 #include "webhook/kube_config.h"
 #include "webhook/kube_inventory.h"
+#include "webhook/policy_file_source.h"
 #include "webhook/prometheus_source.h"
 #include "webhook/shared_ledger.h"
 #include "webhook/tls_server.h"
@@ -25,19 +29,25 @@
 namespace gpuadmit {
 namespace {
 
+using HostToNode = std::map<std::string, std::string, std::less<>>;
+
 // The inventory of --cluster FILE: loaded now, and again whenever the file changes. A file that
 // no longer loads keeps the last good snapshot, with a warning and a counter.
 class ClusterFileSource {
  public:
-  ClusterFileSource(std::string path, AdmissionHandler& handler, Metrics& metrics, Logger& log)
+  // `hosts` receives, with each good load, the file's pod name -> node map for the GPU metrics.
+  ClusterFileSource(std::string path, AdmissionHandler& handler, Metrics& metrics, Logger& log,
+                    std::atomic<std::shared_ptr<const HostToNode>>& hosts)
       : path_(std::move(path)),
         handler_(handler),
         metrics_(metrics),
         log_(log),
+        hosts_(hosts),
         reloader_(path_, std::chrono::seconds(1), [this] { Load(/*initial=*/false); }) {}
 
   bool Load(bool initial) {
-    auto snapshot = LoadClusterFile(path_);
+    auto list = LoadClusterList(path_);
+    auto snapshot = ClusterSnapshotOf(list, path_);
     if (!snapshot.ok()) {
       if (!initial) {
         metrics_.Inc(Counter::kClusterReloadFailures);
@@ -52,6 +62,7 @@ class ClusterFileSource {
                {"nodes", std::to_string(snapshot.value().nodes().size())},
                {"pods", std::to_string(snapshot.value().pod_count())}});
     handler_.SetSnapshot(std::make_shared<const InventorySnapshot>(std::move(snapshot).value()));
+    hosts_.store(std::make_shared<const HostToNode>(PodNodesOf(list.value())));
     return true;
   }
   void Start() { reloader_.Start(); }
@@ -62,6 +73,7 @@ class ClusterFileSource {
   AdmissionHandler& handler_;
   Metrics& metrics_;
   Logger& log_;
+  std::atomic<std::shared_ptr<const HostToNode>>& hosts_;
   std::string error_;
   FileReloader reloader_;
 };
@@ -152,14 +164,37 @@ int ServeCommand(int argc, char** argv) {
   // TLS and the port first: the cheapest checks, and a failure is then the only line printed.
   auto server = TlsServer::Create(options, handler, metrics, log);
   if (!server.ok()) return ConfigError(server.error().message);
-  auto policy = LoadPolicyFile(f.Value("policy"));
-  if (!policy.ok()) return ConfigError(policy.error().message);
-  handler.SetPolicy(std::make_shared<const Policy>(std::move(policy).value()));
+  PolicyFileSource policy(
+      f.Value("policy"),
+      [&handler](std::shared_ptr<const Policy> p) { handler.SetPolicy(std::move(p)); }, metrics,
+      log);
+  if (!policy.Load(/*initial=*/true)) return ConfigError(policy.error());
+  policy.Start();
 
+  // A Secret mount swaps both files at once; either one changing reloads the pair.
+  auto reload_certificate = [&s = *server.value(), &metrics, &log] {
+    if (auto error = s.ReloadCertificate()) {
+      metrics.Inc(Counter::kCertReloadFailures);
+      log.Warn("serving certificate reload refused; keeping the current pair", {{"error", *error}});
+      return;
+    }
+    metrics.Inc(Counter::kCertReloads);
+    log.Info("serving certificate reloaded", {{"notAfter", s.CertificateNotAfter()}});
+  };
+  FileReloader cert_reloader(options.cert_file, std::chrono::seconds(1), reload_certificate);
+  FileReloader key_reloader(options.key_file, std::chrono::seconds(1), reload_certificate);
+  cert_reloader.Start();
+  key_reloader.Start();
+
+  // dcgm-exporter hosts that are its pods' names, mapped to their nodes: known for a cluster
+  // file; from the live API only hosts that are node names already (NODE_NAME set) match.
+  std::atomic<std::shared_ptr<const HostToNode>> exporter_hosts{
+      std::make_shared<const HostToNode>()};
   std::unique_ptr<ClusterFileSource> file_source;
   KubeSource kube_source;
   if (f.Has("cluster")) {
-    file_source = std::make_unique<ClusterFileSource>(f.Value("cluster"), handler, metrics, log);
+    file_source = std::make_unique<ClusterFileSource>(f.Value("cluster"), handler, metrics, log,
+                                                      exporter_hosts);
     if (!file_source->Load(/*initial=*/true)) return ConfigError(file_source->error());
     file_source->Start();
   } else {
@@ -175,6 +210,11 @@ int ServeCommand(int argc, char** argv) {
     std::unique_ptr<GpuMetricsReader> reader = std::move(made).value();
     GpuMetricsPollerOptions poll;
     poll.source = f.Has("prometheus") ? f.Value("prometheus") : f.Value("dcgm-file");
+    poll.on_publish = [&handler, &exporter_hosts](std::shared_ptr<const ClusterGpuMetrics> m) {
+      std::shared_ptr<const HostToNode> hosts = exporter_hosts.load();
+      if (!hosts->empty()) m = std::make_shared<const ClusterGpuMetrics>(RenameNodes(*m, *hosts));
+      handler.SetGpuMetrics(std::move(m));
+    };
     gpu_metrics = std::make_unique<GpuMetricsPoller>(std::move(reader), clock, log, poll);
     gpu_metrics->Start();
   }

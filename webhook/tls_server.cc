@@ -1,8 +1,6 @@
 #include "webhook/tls_server.h"
 
 #include <httplib.h>
-#include <openssl/asn1.h>
-#include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -11,6 +9,7 @@
 #include <thread>
 
 #include "webhook/elastic_task_queue.h"
+#include "webhook/serving_certificate.h"
 
 namespace gpuadmit {
 namespace {
@@ -24,49 +23,18 @@ std::string OpenSslError() {
   return buf;
 }
 
-// An ASN.1 time as OpenSSL prints it, e.g. "Nov 21 14:00:00 2026 GMT".
-std::string Asn1Time(const ASN1_TIME* t) {
-  BIO* bio = BIO_new(BIO_s_mem());
-  ASN1_TIME_print(bio, t);
-  char* data = nullptr;
-  long n = BIO_get_mem_data(bio, &data);
-  std::string out(data, static_cast<size_t>(n));
-  BIO_free(bio);
-  return out;
-}
-
-// Configures the server context: TLS 1.2 and up, the certificate chain and its key.
-bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, std::string& error) {
+// Configures the server context: TLS 1.2 and up, the serving certificate (swappable).
+bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, ServingCertificate& certificate,
+                  std::string& error) {
   SSL_CTX_set_options(
       &ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1) {
     error = "cannot require TLS 1.2: " + OpenSslError();
     return false;
   }
-  if (SSL_CTX_use_certificate_chain_file(&ctx, options.cert_file.c_str()) != 1) {
-    error = options.cert_file + ": not a usable PEM certificate: " + OpenSslError();
+  if (!certificate.Attach(ctx)) {
+    error = options.cert_file + ": cannot install the certificate: " + OpenSslError();
     return false;
-  }
-  if (SSL_CTX_use_PrivateKey_file(&ctx, options.key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
-    bool mismatch = ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH;
-    error = mismatch ? options.key_file + ": does not match the certificate in " + options.cert_file
-                     : options.key_file + ": not a usable PEM private key: " + OpenSslError();
-    ERR_clear_error();
-    return false;
-  }
-  // A certificate outside its validity is refused at start: every handshake would fail, and the
-  // apiserver would report only a TLS error, far from the cause.
-  if (X509* cert = SSL_CTX_get0_certificate(&ctx); cert != nullptr) {
-    if (X509_cmp_current_time(X509_get0_notAfter(cert)) <= 0) {
-      error = options.cert_file + ": certificate expired (notAfter " +
-              Asn1Time(X509_get0_notAfter(cert)) + ")";
-      return false;
-    }
-    if (X509_cmp_current_time(X509_get0_notBefore(cert)) >= 0) {
-      error = options.cert_file + ": certificate not valid yet (notBefore " +
-              Asn1Time(X509_get0_notBefore(cert)) + ")";
-      return false;
-    }
   }
   if (!options.client_ca_file.empty()) {
     if (SSL_CTX_load_verify_locations(&ctx, options.client_ca_file.c_str(), nullptr) != 1) {
@@ -76,10 +44,6 @@ bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, std::string& error
     // Names the acceptable CAs in the handshake, so a client with several certificates picks.
     SSL_CTX_set_client_CA_list(&ctx, SSL_load_client_CA_file(options.client_ca_file.c_str()));
     SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
-  }
-  if (SSL_CTX_check_private_key(&ctx) != 1) {
-    error = options.key_file + ": does not match the certificate in " + options.cert_file;
-    return false;
   }
   return true;
 }
@@ -101,14 +65,25 @@ class TlsServer::InFlight {
 
 TlsServer::~TlsServer() = default;
 
+std::optional<std::string> TlsServer::ReloadCertificate() {
+  return certificate_->Reload(cert_file_, key_file_);
+}
+
+std::string TlsServer::CertificateNotAfter() const { return certificate_->current()->NotAfter(); }
+
 Result<std::unique_ptr<TlsServer>> TlsServer::Create(const ServerOptions& options,
                                                      AdmissionHandler& handler, Metrics& metrics,
                                                      Logger& log) {
   std::unique_ptr<TlsServer> self(new TlsServer());
   self->log_ = &log;
+  auto pair = LoadCertifiedKey(options.cert_file, options.key_file);
+  if (!pair.ok()) return pair.error();
+  self->cert_file_ = options.cert_file;
+  self->key_file_ = options.key_file;
+  self->certificate_ = std::make_unique<ServingCertificate>(std::move(pair).value());
   std::string error;
   self->server_ = std::make_unique<httplib::SSLServer>(
-      [&](SSL_CTX& ctx) { return SetUpContext(ctx, options, error); });
+      [&](SSL_CTX& ctx) { return SetUpContext(ctx, options, *self->certificate_, error); });
   if (!self->server_->is_valid()) {
     return Error{error.empty() ? "cannot create the TLS context: " + OpenSslError() : error};
   }
@@ -138,6 +113,16 @@ Result<std::unique_ptr<TlsServer>> TlsServer::Create(const ServerOptions& option
 
 void TlsServer::Route(AdmissionHandler& handler, Metrics& metrics) {
   httplib::SSLServer& s = *server_;
+  // A connection beyond --max-connections: refuse quickly rather than let it wait.
+  s.set_pre_routing_handler([&metrics](const httplib::Request&, httplib::Response& res) {
+    if (!ElasticTaskQueue::OverCapacity()) return httplib::Server::HandlerResponse::Unhandled;
+    metrics.Inc(Counter::kOverCapacity);
+    res.status = 503;
+    res.set_header("Connection", "close");
+    res.set_header("Retry-After", "1");
+    res.set_content(R"({"error":"connection limit reached; retry"})", "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   s.Post("/mutate", [this, &handler](const httplib::Request& req, httplib::Response& res) {
     InFlight guard(*this);
     HandlerAnswer a = handler.Handle(req.get_header_value("Content-Type"), req.body);

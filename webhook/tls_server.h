@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/result.h"
@@ -29,6 +30,8 @@ class SSLServer;
 }
 
 namespace gpuadmit {
+
+class ServingCertificate;
 
 struct ServerOptions {
   std::string host = "0.0.0.0";
@@ -68,12 +71,21 @@ class TlsServer {
   // Idle kept-alive connections hold no request and do not count.
   bool Drain(std::chrono::milliseconds settle, std::chrono::steady_clock::time_point deadline);
 
+  // Loads the certificate and key files again: new handshakes present the new pair, connections
+  // already made keep theirs. A bad pair (unreadable, key mismatch, outside its validity) is
+  // refused and the current one stays; the error says why.
+  std::optional<std::string> ReloadCertificate();
+  std::string CertificateNotAfter() const;  // of the pair presented now
+
  private:
   class InFlight;
 
   TlsServer() = default;
   void Route(AdmissionHandler& handler, Metrics& metrics);
 
+  std::unique_ptr<ServingCertificate> certificate_;  // before server_: its context points here
+  std::string cert_file_;
+  std::string key_file_;
   std::unique_ptr<httplib::SSLServer> server_;
   Logger* log_ = nullptr;
   int port_ = 0;

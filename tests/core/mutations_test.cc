@@ -70,5 +70,101 @@ TEST(AppendPatch, AContainerAskingForBothProfilesNowAsksForTheirSum) {
             json({{"nvidia.com/mig-1g.10gb", "3"}}));
 }
 
+// A Pod whose containers are given; its spec is at /spec.
+json PodWith(json containers) { return {{"spec", {{"containers", std::move(containers)}}}}; }
+
+PodSpecLocation PodSpec() {
+  return {json::json_pointer("/spec"), json::json_pointer("/metadata"), true};
+}
+
+json PatchOf(const json& object, const Decision& d) {
+  json ops = json::array();
+  AppendPatch(object, PodSpec(), d, ops);
+  return ops;
+}
+
+Decision CountTo(int64_t n, const char* container = "vllm") {
+  Decision d;
+  d.counts.push_back({container, "nvidia.com/gpu", n});
+  return d;
+}
+
+TEST(AppendPatchCounts, CreatesMissingResourcesAndLimitsMaps) {
+  json bare = PodWith({{{"name", "vllm"}}});
+  EXPECT_EQ(PatchOf(bare, CountTo(4)), json::parse(R"([{"op":"add",
+      "path":"/spec/containers/0/resources","value":{"limits":{"nvidia.com/gpu":"4"}}}])"));
+  json requests_only = PodWith({{{"name", "vllm"}, {"resources", {{"requests", {{"cpu", "1"}}}}}}});
+  EXPECT_EQ(PatchOf(requests_only, CountTo(4)), json::parse(R"([{"op":"add",
+      "path":"/spec/containers/0/resources/limits","value":{"nvidia.com/gpu":"4"}}])"));
+}
+
+TEST(AppendPatchCounts, SetsLimitsAndTheRequestsThatNameTheResourceOfTheNamedContainerOnly) {
+  json pod = PodWith(json::parse(R"([
+    {"name": "proxy", "resources": {"limits": {"nvidia.com/gpu": "1"}}},
+    {"name": "vllm", "resources": {"limits": {"nvidia.com/gpu": 2, "cpu": "4"},
+                                   "requests": {"nvidia.com/gpu": "2", "cpu": "4"}}}])"));
+  json ops = PatchOf(pod, CountTo(4));
+  EXPECT_EQ(ops, json::parse(R"([
+    {"op":"add","path":"/spec/containers/1/resources/limits/nvidia.com~1gpu","value":"4"},
+    {"op":"add","path":"/spec/containers/1/resources/requests/nvidia.com~1gpu","value":"4"}])"));
+  json patched = pod.patch(ops);
+  EXPECT_EQ(patched["spec"]["containers"][1]["resources"]["limits"],
+            json({{"nvidia.com/gpu", "4"}, {"cpu", "4"}}));
+  EXPECT_EQ(PatchOf(patched, CountTo(4)), json::array());  // idempotent
+}
+
+TEST(AppendPatchCounts, FindsInitContainersAndACustomWorkloadsRunner) {
+  json pod = {{"spec",
+               {{"initContainers", {{{"name", "warm"}}}},
+                {"containers", {{{"name", "main"}}}},
+                {"runner", {{"name", "ome"}, {"resources", {{"limits", json::object()}}}}}}}};
+  EXPECT_EQ(PatchOf(pod, CountTo(1, "warm"))[0]["path"], "/spec/initContainers/0/resources");
+  PodSpecLocation at = PodSpec();
+  at.gpu_container = "runner";
+  json ops = json::array();
+  AppendPatch(pod, at, CountTo(2, "ome"), ops);
+  EXPECT_EQ(ops, json::parse(R"([{"op":"add",
+      "path":"/spec/runner/resources/limits/nvidia.com~1gpu","value":"2"}])"));
+  EXPECT_EQ(PatchOf(pod, CountTo(2, "absent")), json::array());
+}
+
+TEST(AppendPatchCounts, ACountChangeThenASwapOfTheSameResourceGivesValidOps) {
+  struct Case {
+    json container;
+    json resources;  // after the patch
+  } cases[] = {
+      {{{"name", "vllm"}}, {{"limits", {{"nvidia.com/gpu.shared", "1"}}}}},
+      {{{"name", "vllm"},
+        {"resources",
+         {{"limits", {{"nvidia.com/gpu", "2"}}}, {"requests", {{"nvidia.com/gpu", "2"}}}}}},
+       {{"limits", {{"nvidia.com/gpu.shared", "1"}}},
+        {"requests", {{"nvidia.com/gpu.shared", "1"}}}}},
+  };
+  for (const Case& c : cases) {
+    json pod = PodWith({c.container});
+    Decision d = CountTo(1);
+    d.swaps.push_back({"nvidia.com/gpu", "nvidia.com/gpu.shared"});
+    json ops = PatchOf(pod, d);
+    json patched = pod.patch(ops);  // throws if an op does not apply
+    EXPECT_EQ(patched["spec"]["containers"][0]["resources"], c.resources) << ops.dump();
+    Decision again;
+    again.swaps = d.swaps;  // what a re-review decides: no count change, nothing left to swap
+    EXPECT_EQ(PatchOf(patched, again), json::array());
+  }
+}
+
+TEST(AppendPatchNodeSelector, CreatesTheMapAddsMissingKeysAndLeavesMatchingOnes) {
+  Decision d;
+  d.node_selector = {{"nvidia.com/gpu.sharing-strategy", "mps"}};
+  EXPECT_EQ(PatchOf(PodWith(json::array()), d), json::parse(R"([{"op":"add",
+      "path":"/spec/nodeSelector","value":{"nvidia.com/gpu.sharing-strategy":"mps"}}])"));
+  json pod = PodWith(json::array());
+  pod["spec"]["nodeSelector"] = {{"pool", "a"}};
+  EXPECT_EQ(PatchOf(pod, d), json::parse(R"([{"op":"add",
+      "path":"/spec/nodeSelector/nvidia.com~1gpu.sharing-strategy","value":"mps"}])"));
+  pod["spec"]["nodeSelector"]["nvidia.com/gpu.sharing-strategy"] = "mps";
+  EXPECT_EQ(PatchOf(pod, d), json::array());
+}
+
 }  // namespace
 }  // namespace gpuadmit

@@ -25,7 +25,16 @@ struct Answer {
   json patch = json::array();
 };
 
-Answer ReviewOf(const std::string& body, const InventorySnapshot& s, const Policy& p = {}) {
+// The default policy with placement off: the patches and warnings are the fallback's alone
+// (tests/core/placement_test.cc and placement_patch_test.cc cover placement).
+Policy FallbackOnly() {
+  Policy p;
+  p.placement.enabled = false;
+  return p;
+}
+
+Answer ReviewOf(const std::string& body, const InventorySnapshot& s,
+                const Policy& p = FallbackOnly()) {
   auto r = Review(body, s, p);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   Answer a;
@@ -212,7 +221,7 @@ TEST(Fallback, ThePolicyCanSwitchItOffAndChangeThePrefix) {
   Policy off;
   off.mig.fallback = false;
   EXPECT_FALSE(ReviewOf(body, s, off).response.contains("patch"));
-  Policy prefixed;
+  Policy prefixed = FallbackOnly();
   prefixed.annotation_prefix = "gpu.example.com";
   EXPECT_EQ(ReviewOf(body, s, prefixed).patch.back()["value"],
             json({{"gpu.example.com/fallback", "2g.20gb->1g.10gb"}}));

@@ -9,11 +9,16 @@ killed on the way out. Cases:
   1. fixtures: every complete AdmissionReview in tests/fixtures/admission and tests/fixtures/gpu
      answers 200, passes tests/tools/check_patch.py, and equals `gpuadmit review` byte for byte;
   2. seed 003: MIG fallback 2g.20gb -> 1g.10gb on Pod/Deployment/Job/CronJob, idempotent on its
-     own output, only a reservation annotation when 2g is free, a warning when nothing smaller is free either;
+     own output, a Pod preferring its node, only a reservation annotation and that preference when
+     2g is free, a warning when nothing smaller is free either;
   3. bad input (tests/fixtures/bad, statuses from its README), 413, 415, charset, still serving;
   4. keep-alive: 20 reviews on one connection;
   5. SIGTERM drain under 16 busy and 8 idle connections: no partial answers, exit 0 in 10 s;
-  6. check-policy and serve start-up errors (exit codes 0/1/2/3, line:col messages).
+  6. check-policy and serve start-up errors (exit codes 0/1/2/3, line:col messages);
+  7. policy reload through a ConfigMap-style `..data` symlink swap: a bad version is refused (same
+     answers, a warning, a counter), a good one takes effect;
+  8. GPU metrics (--dcgm-file) joined to nodes through the exporter pod steer placement in
+     `review` and `serve`; `review --explain` prints the "GPU Node Selection" block.
 Prints `ok - NAME` / `not ok - NAME: REASON` per check, then `N passed, M failed`; exit 1 on failures.
 """
 import argparse, atexit, base64, copy, glob, http.client, json, os, re, signal, socket, ssl
@@ -56,15 +61,15 @@ def free_port():
 class Server:
     """One `gpuadmit serve` on a free 127.0.0.1 port; stderr goes to a file."""
 
-    def __init__(self, cluster, name):
-        self.cluster, self.name = cluster, name
+    def __init__(self, cluster, name, policy=None, extra=()):
+        self.cluster, self.name, self.policy = cluster, name, policy or A.policy
         for _ in range(2):  # a second try with a new port when the first one was taken (exit 3)
             self.port = free_port()
             self.err_path = os.path.join(A.tmp, "serve-%s-%d.err" % (name, self.port))
             self.err = open(self.err_path, "wb")
             self.proc = subprocess.Popen(
-                [A.gpuadmit, "serve", "--policy", A.policy, "--cluster", cluster, "--tls-cert",
-                 A.crt, "--tls-key", A.key, "--listen", "127.0.0.1:%d" % self.port],
+                [A.gpuadmit, "serve", "--policy", self.policy, "--cluster", cluster, "--tls-cert",
+                 A.crt, "--tls-key", A.key, "--listen", "127.0.0.1:%d" % self.port] + list(extra),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.err)
             self.err.close()  # the child has its own copy
             PROCS.append(self.proc)
@@ -153,6 +158,12 @@ def make_cluster(name, extra):
     return path
 
 
+def host_preference(node, weight=100):
+    """The preferred node affinity term placement adds for `node`."""
+    return {"weight": weight, "preference": {"matchExpressions": [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}}
+
+
 def pod_template(obj):
     """(metadata, pod spec) of a Pod or of a workload's pod template."""
     if obj["kind"] == "Pod":
@@ -200,6 +211,11 @@ def case_fallback(exhausted, demo, full):
                   "got %r" % got)
         ann = (md.get("annotations") or {}).get(FALLBACK)
         check(name + ": annotation", ann == "2g.20gb->1g.10gb", "%s = %r" % (FALLBACK, ann))
+        # A Pod is steered to the node with the most free 1g.10gb; templates are never pinned.
+        pref = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "preferredDuringSchedulingIgnoredDuringExecution")
+        want = [host_preference("gpu-small")] if fx == "kubectl-pod" else None
+        check(name + ": node preference", pref == want, "got %r" % pref)
         again = copy.deepcopy(review)
         again["request"]["object"] = obj
         status, body = post(exhausted, again)
@@ -208,10 +224,14 @@ def case_fallback(exhausted, demo, full):
     pod = read_fixture("gpu/kubectl-pod.json")
     status, body = post(demo, pod)
     ops = patch_ops(body) if status == 200 else None
-    # Free: the request stays as it is; the only change is the reservation annotation.
-    check("seed 003: 2g.20gb free -> request unchanged, device reserved",
-          status == 200 and ops == [{"op": "add", "path": "/metadata/annotations",
-                                     "value": {RESERVATION: json.loads(pod)["request"]["uid"]}}],
+    # Free: the request stays as it is; the reservation annotation records the device it counts
+    # on, and placement (default policy: most-idle, preferred) steers it to that device's node.
+    check("seed 003: 2g.20gb free -> request unchanged, device reserved, node preferred",
+          status == 200 and ops == [
+              {"op": "add", "path": "/metadata/annotations",
+               "value": {RESERVATION: json.loads(pod)["request"]["uid"]}},
+              {"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {
+                  "preferredDuringSchedulingIgnoredDuringExecution": [host_preference("gpu-medium")]}}}],
           "status %d, patch %r" % (status, ops))
     status, body = post(full, pod)
     resp = json.loads(body).get("response", {}) if status == 200 else {}
@@ -391,6 +411,87 @@ def case_cli():
     check("serve without --policy: exit 2", p.returncode == 2, "rc %d %r" % (p.returncode, p.stderr))
 
 
+class ConfigMapMount:
+    """A directory as the kubelet mounts a ConfigMap: policy.yaml -> ..data/policy.yaml and
+    ..data -> ..<version>, swapped with one rename per update."""
+
+    def __init__(self, text):
+        self.dir, self.versions = os.path.join(A.tmp, "policy-mount"), 0
+        os.mkdir(self.dir)
+        self.publish(text)
+        os.symlink("..data/policy.yaml", os.path.join(self.dir, "policy.yaml"))
+        self.path = os.path.join(self.dir, "policy.yaml")
+
+    def publish(self, text):
+        self.versions += 1
+        version = "..2026_01_01_00_00_%02d.000000001" % self.versions
+        os.mkdir(os.path.join(self.dir, version))
+        with open(os.path.join(self.dir, version, "policy.yaml"), "w") as f:
+            f.write(text)
+        tmp = os.path.join(self.dir, "..data_tmp")
+        os.symlink(version, tmp)
+        os.rename(tmp, os.path.join(self.dir, "..data"))
+
+
+def metric(srv, name):
+    conn = srv.conn(5)
+    try:
+        status, body = get(conn, "/metrics")
+    finally:
+        conn.close()
+    m = re.search(r"^%s (\d+)$" % re.escape(name), body.decode(), re.M) if status == 200 else None
+    return int(m.group(1)) if m else None
+
+
+def wait_metric(srv, name, want):
+    """Polls /metrics until `name` reads `want`; 10 s at most (serve polls the file each second)."""
+    deadline, got = time.monotonic() + 10, None
+    while time.monotonic() < deadline:
+        got = metric(srv, name)
+        if got == want:
+            return True, got
+        time.sleep(0.1)
+    return False, got
+
+
+def case_policy_reload(demo):
+    with open(A.policy) as f:
+        shipped = f.read()
+    mount = ConfigMapMount(shipped)
+    srv = Server(demo, "reload", mount.path)
+    if not check("policy reload: server ready", srv.ready, srv.stderr()[-500:]):
+        return
+    pod = read_fixture("gpu/kubectl-pod.json")  # namespace "default", one mig-2g.20gb
+    status, before = post(srv, pod)
+    check("policy reload: the pod is patched before", status == 200 and patch_ops(before),
+          "status %d, body %r" % (status, before[:300]))
+
+    mount.publish(shipped.replace("\nfailureMode: open\n", "\nfailureMode: sometimes\n", 1))
+    ok, got = wait_metric(srv, "gpuadmit_policy_reload_failures_total", 1)
+    check("policy reload: a bad version is counted", ok, "metric %r" % got)
+    status, after = post(srv, pod)
+    check("policy reload: a bad version changes no answer",
+          status == 200 and patch_ops(after) == patch_ops(before),
+          "status %d, body %r" % (status, after[:300]))
+    warned = [l for l in srv.stderr().splitlines() if "level=warn" in l and "policy reload" in l]
+    check("policy reload: a warning names the file and the line:col",
+          len(warned) == 1 and ("error=\"%s:" % mount.path) in warned[0]
+          and "failureMode must be one of open, closed, not" in warned[0], "%r" % warned)
+    check("policy reload: nothing counted as applied", metric(srv, "gpuadmit_policy_reloads_total")
+          == 0, "%r" % metric(srv, "gpuadmit_policy_reloads_total"))
+
+    mount.publish(shipped.replace("  - kube-system\n", "  - kube-system\n  - default\n", 1))
+    ok, got = wait_metric(srv, "gpuadmit_policy_reloads_total", 1)
+    check("policy reload: a good version is counted", ok, "metric %r" % got)
+    status, body = post(srv, pod)
+    resp = json.loads(body).get("response", {}) if status == 200 else {}
+    check("policy reload: the newly exempt namespace passes untouched",
+          status == 200 and resp.get("allowed") is True and "patch" not in resp,
+          "status %d, body %r" % (status, body[:300]))
+    check("policy reload: info line", "msg=\"policy reloaded\"" in srv.stderr(),
+          srv.stderr()[-500:])
+
+
 def case_inventory():
     """`inventory` joins dcgm-exporter metrics to nodes through the exporter pod's nodeName."""
     with open(os.path.join(A.src, "manifests/examples/demo-cluster.json")) as f:
@@ -414,6 +515,88 @@ def case_inventory():
           and small.get("resources", {}).get(MIG1, {}).get("free") == 22
           and "gpuUtilizationPercent" not in rows.get("gpu-medium", {"gpuUtilizationPercent": 1}),
           "rc %d, gpu-small %r, stderr %r" % (p.returncode, small, p.stderr[-300:]))
+
+
+def t4_cluster(name, exporter_node):
+    """Two copies of the recorded T4 node (gpu-t4-a, gpu-t4-b) and the recorded dcgm-exporter's
+    pod (the metrics' host label is its name) on `exporter_node`."""
+    import yaml
+    with open(os.path.join(A.src, "tests/fixtures/nodes/tesla-t4-x2-gpu-2-kubectl-edit.yaml")) as f:
+        t4 = yaml.safe_load(f)
+    items = []
+    for node_name in ("gpu-t4-a", "gpu-t4-b"):
+        node = copy.deepcopy(t4)
+        node["metadata"]["name"] = node_name
+        node["metadata"]["labels"]["kubernetes.io/hostname"] = node_name
+        items.append(node)
+    items.append({"apiVersion": "v1", "kind": "Pod",
+                  "metadata": {"name": "nvidia-dcgm-exporter-s228n", "namespace": "gpu-operator"},
+                  "spec": {"nodeName": exporter_node,
+                           "containers": [{"name": "exporter", "image": "dcgm-exporter"}]},
+                  "status": {"phase": "Running"}})
+    path = os.path.join(A.tmp, name + ".json")
+    with open(path, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+    return path
+
+
+def preferred_hosts(body):
+    """The hostnames a review answer's patch prefers."""
+    ops = patch_ops(body) or []
+    return [t["preference"]["matchExpressions"][0]["values"][0] for o in ops
+            if o["path"] == "/spec/affinity"
+            for t in o["value"]["nodeAffinity"].get(
+                "preferredDuringSchedulingIgnoredDuringExecution", [])
+            if t["preference"]["matchExpressions"][0]["key"] == "kubernetes.io/hostname"]
+
+
+def case_metrics():
+    """Placement reads dcgm-exporter metrics, joined to nodes through the exporter pod: in
+    `review --explain --dcgm-file` (the node selection block) and in `serve --dcgm-file`."""
+    dcgm = os.path.join(A.src, "tests/fixtures/dcgm/tesla-t4-x2-one-workload-pod-labels.prom")
+    review = os.path.join(A.src, "tests/fixtures/gpu/kubectl-pod-whole-gpu.json")
+    cluster = t4_cluster("t4", "gpu-t4-b")
+    p = subprocess.run([A.gpuadmit, "review", "--policy", A.policy, "--cluster", cluster,
+                        "--dcgm-file", dcgm, "--explain", review],
+                       capture_output=True, text=True, timeout=30)
+    lines = p.stderr.splitlines()
+    # Both nodes have 2 idle T4s (the recorded ones: 0 % busy, 128 and 5 MiB of ~15 GiB used); at
+    # equal idle counts and utilisation the name decides.
+    check("review --explain --dcgm-file: the node selection block with metrics",
+          p.returncode == 0 and "=== GPU Node Selection ===" in lines
+          and "  gpu-t4-a: 2/2 free, idle 2, no metrics" in lines
+          and "  gpu-t4-b: 2/2 free, idle 2, avg util 0.0%, avg mem 0.4% (ranked lower)" in lines
+          and "Selected node 'gpu-t4-a': 2/2 free, idle 2, no metrics" in lines,
+          "rc %d, stderr %r" % (p.returncode, p.stderr[-800:]))
+    check("review --explain: stdout is still the answer",
+          p.returncode == 0 and preferred_hosts(p.stdout.encode()) == ["gpu-t4-a"],
+          "stdout %r" % p.stdout[:300])
+    # The recorded exporter's GPUs made busy (95 %), and its pod on gpu-t4-a: gpu-t4-b now has
+    # the idle GPUs, which only the metrics, joined through the pod, can tell.
+    with open(dcgm) as f:
+        busy_text = re.sub(r"^(DCGM_FI_DEV_GPU_UTIL\{.*\}) 0$", r"\1 95", f.read(), flags=re.M)
+    busy = os.path.join(A.tmp, "t4-busy.prom")
+    with open(busy, "w") as f:
+        f.write(busy_text)
+    busy_cluster = t4_cluster("t4-busy", "gpu-t4-a")
+    p = subprocess.run([A.gpuadmit, "review", "--policy", A.policy, "--cluster", busy_cluster,
+                        "--dcgm-file", busy, review], capture_output=True, timeout=30)
+    check("review --dcgm-file: busy GPUs steer the pod elsewhere",
+          p.returncode == 0 and preferred_hosts(p.stdout) == ["gpu-t4-b"],
+          "rc %d, stdout %r" % (p.returncode, p.stdout[:300]))
+    srv = Server(busy_cluster, "metrics", extra=["--dcgm-file", busy])
+    if not check("serve --dcgm-file: ready", srv.ready, srv.stderr()[-500:]):
+        return
+    hosts = []
+    for _ in range(40):  # the first poll runs right after start: 50 ms steps, 2 s at most
+        status, body = post(srv, read_fixture("gpu/kubectl-pod-whole-gpu.json"))
+        hosts = preferred_hosts(body) if status == 200 else []
+        if hosts == ["gpu-t4-b"]:
+            break
+        time.sleep(0.05)
+    check("serve --dcgm-file: placement reads the metrics", hosts == ["gpu-t4-b"],
+          "preferred %r, stderr %r" % (hosts, srv.stderr()[-500:]))
+    srv.proc.kill()
 
 
 def main():
@@ -446,8 +629,10 @@ def main():
             case_bad_input(servers[0])
             case_keep_alive(servers[0])
         case_drain(exhausted)
+        case_policy_reload(demo)
         case_cli()
         case_inventory()
+        case_metrics()
     finally:
         kill_all()
     print("%d passed, %d failed" % (RESULTS["passed"], RESULTS["failed"]))

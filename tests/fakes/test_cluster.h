@@ -8,7 +8,10 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "core/gpu_metrics.h"
 #include "core/inventory.h"
 
 namespace gpuadmit::testing {
@@ -23,7 +26,31 @@ nlohmann::json DemoCluster();
 void AddBoundPods(nlohmann::json& cluster, const std::string& node, const std::string& resource,
                   int count);
 
+// Appends a Ready GPU node `name` (a copy of the demo's gpu-small, MIG off) whose `gpus` GPUs
+// are shared `replicas` ways with `strategy` ("mps" or "time-slicing"), as the NVIDIA device
+// plugin advertises them with renameByDefault: allocatable nvidia.com/gpu.shared = gpus x
+// replicas, and GFD's labels nvidia.com/gpu.sharing-strategy, nvidia.com/gpu.replicas and
+// nvidia.com/mps.capable ("true" for mps).
+void AddSharedGpuNode(nlohmann::json& cluster, const std::string& name, const std::string& strategy,
+                      int gpus, int replicas);
+
 InventorySnapshot SnapshotOf(const nlohmann::json& cluster);
+
+// The recorded Tesla T4 Node (tests/fixtures/nodes/tesla-t4-x2-gpu-2-kubectl-edit.yaml), renamed
+// (name and kubernetes.io/hostname) to `name`, with `gpus` allocatable nvidia.com/gpu and the
+// nvidia.com/gpu.product label `product`.
+nlohmann::json GpuNode(const std::string& name, int gpus, const std::string& product = "Tesla-T4");
+
+// A v1 List of `items`, as `kubectl get nodes,pods -A -o json` prints it.
+nlohmann::json ListOf(const std::vector<nlohmann::json>& items);
+
+// dcgm-exporter exposition lines for whole GPU `gpu` of `host`: utilisation (percent) and
+// framebuffer used and free (MiB), in the exporter's own label set.
+std::string DcgmGpu(const std::string& host, int gpu, double utilization_percent,
+                    double fb_used_mib, double fb_free_mib);
+
+// The metrics of one reading of exposition text (a fixture, or DcgmGpu lines).
+ClusterGpuMetrics MetricsOf(std::string_view exposition);
 
 // The RFC 6902 operations an AdmissionReview answer's base64 `patch` carries ([] when none).
 nlohmann::json PatchOf(const nlohmann::json& response);

@@ -203,6 +203,46 @@ void WriteFile(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }
 
+TEST(GpuMetricsPoller, EachGoodReadIsHandedToOnPublishAsLatestHasIt) {
+  ManualClock clock;
+  Logger log(LogLevel::kError);
+  std::vector<std::shared_ptr<const ClusterGpuMetrics>> published;
+  GpuMetricsPollerOptions options;
+  options.on_publish = [&](std::shared_ptr<const ClusterGpuMetrics> m) {
+    published.push_back(std::move(m));
+  };
+  std::deque<Result<GpuReading>> script = {OneT4(10), Error{"down"}, OneT4(30)};
+  GpuMetricsPoller poller(std::make_unique<ScriptedReader>(std::move(script)), clock, log, options);
+  EXPECT_TRUE(poller.PollOnce());
+  EXPECT_FALSE(poller.PollOnce());
+  EXPECT_TRUE(poller.PollOnce());
+  ASSERT_EQ(published.size(), 2u);
+  EXPECT_EQ(published.back(), poller.Latest());
+  EXPECT_EQ(published[0]->FindNode("node-a")->gpus.at(0).latest.utilization_percent, 10.0);
+}
+
+// The recorded T4 exporter names itself, not its node; its pod in the cluster list names the node.
+TEST(PodNodesOf, MapsTheExporterPodsHostLabelToItsNode) {
+  nlohmann::json cluster = testing::ListOf(
+      {testing::GpuNode("gpu-t4", 2),
+       {{"kind", "Pod"},
+        {"metadata", {{"name", "nvidia-dcgm-exporter-s228n"}, {"namespace", "gpu-operator"}}},
+        {"spec", {{"nodeName", "gpu-t4"}}}},
+       {{"kind", "Pod"}, {"metadata", {{"name", "pending"}}}, {"spec", nlohmann::json::object()}},
+       {{"kind", "Pod"}, {"metadata", {{"name", 7}}}, {"spec", {{"nodeName", "x"}}}}});
+  auto hosts = PodNodesOf(cluster);
+  EXPECT_EQ(
+      hosts,
+      (std::map<std::string, std::string, std::less<>>{{"nvidia-dcgm-exporter-s228n", "gpu-t4"}}));
+  ClusterGpuMetrics renamed = RenameNodes(
+      testing::MetricsOf(
+          testing::ReadSourceFile("tests/fixtures/dcgm/tesla-t4-x2-one-workload-pod-labels.prom")),
+      hosts);
+  ASSERT_NE(renamed.FindNode("gpu-t4"), nullptr);
+  EXPECT_EQ(renamed.FindNode("gpu-t4")->gpus.size(), 2u);
+  EXPECT_TRUE(PodNodesOf(nlohmann::json::array()).empty());
+}
+
 TEST(DcgmFileReader, ReadsTheFileAndReadsItAgainWhenReplaced) {
   TempDir dir;
   std::string path = dir.File("dcgm.prom");

@@ -46,7 +46,8 @@ std::string ReservedKey(const std::string& body, const InventorySnapshot& s, Sha
   json response = json::parse(answer.value().body)["response"];
   if (!response.contains("patch")) return "";
   json object = json::parse(body)["request"]["object"].patch(testing::PatchOf(response));
-  return object["metadata"]["annotations"].value(kReservation, "");
+  const json& annotations = object["metadata"]["annotations"];
+  return annotations.is_object() ? annotations.value(kReservation, "") : "";
 }
 
 TEST(Reservations, SixtyFourConcurrentReviewsForTheLastFourDevicesHandOutExactlyFour) {
@@ -92,9 +93,17 @@ TEST(Reservations, AReinvocationKeepsItsKeyAndAddsNothing) {
   InventorySnapshot s = LastFour();
   testing::FakeClock clock;
   SharedLedger ledger(clock, seconds(30));
-  ASSERT_EQ(ReservedKey(PodReview("first"), s, ledger), "first");
-  // The same pod, patched, reviewed again under a new request uid.
-  auto again = Review(PodReview("second", false, {{kReservation, "first"}}), s, Policy{}, &ledger);
+  std::string first = PodReview("first");
+  auto answer = Review(first, s, Policy{}, &ledger);
+  ASSERT_TRUE(answer.ok());
+  // The same pod, patched (its reservation key, its node preference), reviewed again under a
+  // new request uid.
+  json review = json::parse(first);
+  review["request"]["object"] = review["request"]["object"].patch(
+      testing::PatchOf(json::parse(answer.value().body)["response"]));
+  ASSERT_EQ(review["request"]["object"]["metadata"]["annotations"][kReservation], "first");
+  review["request"]["uid"] = "second";
+  auto again = Review(review.dump(), s, Policy{}, &ledger);
   ASSERT_TRUE(again.ok());
   EXPECT_FALSE(json::parse(again.value().body)["response"].contains("patch"));
   EXPECT_EQ(ledger.Reserved("gpu-medium", k2g, ""), 1);

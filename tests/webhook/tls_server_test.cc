@@ -6,11 +6,17 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <memory>
+#include <optional>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -71,7 +77,8 @@ TEST_F(TlsServerTest, MutateAnswersAReviewAndHealthRoutesAnswer) {
   EXPECT_EQ(c->Get("/healthz")->status, 200);
   EXPECT_EQ(c->Get("/readyz")->status, 200);
   auto metrics = c->Get("/metrics");
-  EXPECT_NE(metrics->body.find("gpuadmit_admission_reviews_total{outcome=\"allow\"} 1"),
+  // Patched: placement prefers gpu-medium, the node with the pod's 2g.20gb free.
+  EXPECT_NE(metrics->body.find("gpuadmit_admission_reviews_total{outcome=\"patch\"} 1"),
             std::string::npos);
 }
 
@@ -100,7 +107,7 @@ TEST_F(TlsServerTest, ThreeHundredKeptAliveConnectionsAreAllServedAtOnce) {
       ASSERT_EQ(res->status, 200);
     }
   }
-  EXPECT_EQ(metrics_.Value(Counter::kReviewsAllowed), 600u);
+  EXPECT_EQ(metrics_.Value(Counter::kReviewsPatched), 600u);
 }
 
 // Handshakes with a client that offers only TLS versions [min, max]; true if it completes.
@@ -206,6 +213,145 @@ TEST(TlsServerCreate, ExpiredAndNotYetValidCertificatesAreClearErrors) {
     EXPECT_EQ(server.error().message.rfind(tls->cert_file() + want, 0), 0u)
         << server.error().message;
   }
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+// The PEM certificate a fresh handshake is shown, or "" if the handshake fails.
+std::string PresentedCertificate(int port) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  std::string pem;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    SSL* ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    if (SSL_connect(ssl) == 1) {
+      if (X509* peer = SSL_get1_peer_certificate(ssl)) {
+        BIO* bio = BIO_new(BIO_s_mem());
+        PEM_write_bio_X509(bio, peer);
+        char* data = nullptr;
+        long n = BIO_get_mem_data(bio, &data);
+        pem.assign(data, static_cast<size_t>(n));
+        BIO_free(bio);
+        X509_free(peer);
+      }
+    }
+    SSL_free(ssl);
+  }
+  close(fd);
+  SSL_CTX_free(ctx);
+  return pem;
+}
+
+void CopyFile(const std::string& from, const std::string& to) {
+  std::string tmp = to + ".new";
+  {
+    std::ifstream in(from, std::ios::binary);
+    std::ofstream out(tmp, std::ios::binary);
+    out << in.rdbuf();
+  }
+  std::rename(tmp.c_str(), to.c_str());  // as a Secret mount swaps: whole files, atomically
+}
+
+TEST_F(TlsServerTest, ReloadedCertificateIsPresentedToNewHandshakesWhileOldConnectionsKeepWorking) {
+  std::string first = ReadFile(tls_.cert_file());
+  ASSERT_EQ(PresentedCertificate(server_->port()), first);
+  auto kept = Client();
+  ASSERT_EQ(kept->Get("/healthz")->status, 200);  // a kept-alive connection on the first pair
+
+  testing::TlsFiles next;
+  CopyFile(next.cert_file(), tls_.cert_file());
+  CopyFile(next.key_file(), tls_.key_file());
+  EXPECT_EQ(server_->ReloadCertificate(), std::nullopt);
+
+  EXPECT_EQ(PresentedCertificate(server_->port()), ReadFile(next.cert_file()));
+  auto res = kept->Get("/healthz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+}
+
+TEST_F(TlsServerTest, ABadNewPairIsRefusedAndTheCurrentOneStays) {
+  std::string first = ReadFile(tls_.cert_file());
+  testing::TlsFiles other;
+  testing::TlsFiles expired(-2 * 86400, 86400);
+
+  CopyFile(other.cert_file(), tls_.cert_file());  // the key no longer matches
+  EXPECT_EQ(server_->ReloadCertificate(),
+            tls_.key_file() + ": does not match the certificate in " + tls_.cert_file());
+  EXPECT_EQ(PresentedCertificate(server_->port()), first);
+
+  CopyFile(expired.cert_file(), tls_.cert_file());
+  CopyFile(expired.key_file(), tls_.key_file());
+  auto error = server_->ReloadCertificate();
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->rfind(tls_.cert_file() + ": certificate expired (notAfter ", 0), 0u) << *error;
+  EXPECT_EQ(PresentedCertificate(server_->port()), first);
+
+  std::remove(tls_.cert_file().c_str());  // deleted: refused likewise
+  EXPECT_TRUE(server_->ReloadCertificate().has_value());
+  EXPECT_EQ(PresentedCertificate(server_->port()), first);
+}
+
+TEST(TlsServerConnectionCap, ConnectionsBeyondTheCapAreRefusedQuicklyNotLeftWaiting) {
+  testing::TlsFiles tls;
+  Logger log(LogLevel::kError);
+  Metrics metrics;
+  AdmissionHandler handler(log, metrics);
+  ServerOptions options;
+  options.host = "127.0.0.1";
+  options.port = 0;
+  options.cert_file = tls.cert_file();
+  options.key_file = tls.key_file();
+  options.max_connections = 2;
+  auto server = TlsServer::Create(options, handler, metrics, log);
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  std::thread serving([&] { server.value()->Run(); });
+  auto client = [&] {
+    auto c = std::make_unique<httplib::SSLClient>("127.0.0.1", server.value()->port());
+    c->enable_server_certificate_verification(false);
+    c->set_keep_alive(true);
+    c->set_read_timeout(5, 0);
+    return c;
+  };
+  auto first = client();
+  auto second = client();
+  ASSERT_EQ(first->Get("/healthz")->status, 200);  // both hold their threads while kept alive
+  ASSERT_EQ(second->Get("/healthz")->status, 200);
+
+  auto third = client();
+  auto start = std::chrono::steady_clock::now();
+  auto refused = third->Get("/healthz");
+  auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 503);
+  EXPECT_EQ(refused->get_header_value("Connection"), "close");
+  EXPECT_LT(took, std::chrono::seconds(2));  // answered, not queued behind the idle two
+  EXPECT_EQ(metrics.Value(Counter::kOverCapacity), 1u);
+
+  // A freed connection makes room again (its thread notices the close within its poll).
+  first.reset();
+  int status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) {  // at most 100 fresh connections
+    auto c = client();
+    auto res = c->Get("/healthz");
+    status = res ? res->status : -1;
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(second->Get("/healthz")->status, 200);
+  second.reset();  // a kept-alive connection would hold the shutdown for its idle timeout
+  third.reset();
+  server.value()->Stop();
+  serving.join();
 }
 
 }  // namespace
