@@ -1,6 +1,7 @@
 // Micro-benchmarks of the request path without the network: decode + plan + patch + encode of a
 // real ~3 KB pod review (bench/fixtures/pod-review-3k.json) on the demo cluster, with the
-// requested profile free (allow) and exhausted (fallback patch).
+// requested profile free and exhausted (fallback patch), under the built-in default policy (every
+// stage on: the free case gets a placement patch), and on 5,000 nodes.
 #include <benchmark/benchmark.h>
 
 #include "core/admission.h"
@@ -37,6 +38,42 @@ void BM_ReviewFallbackPatch(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_ReviewFallbackPatch);
+
+// The same review on 5,000 GPU nodes: the demo's two GPU nodes cloned 2,500 times each, every
+// clone with one bound pod using one of its devices, so free counts differ across nodes.
+nlohmann::json LargeCluster(int copies) {
+  nlohmann::json demo = testing::DemoCluster();
+  nlohmann::json items = nlohmann::json::array();
+  for (const nlohmann::json& item : demo["items"]) {
+    if (item["kind"] != "Node" || item["metadata"]["name"] == "gpu-sim-control-plane") continue;
+    for (int i = 0; i < copies; ++i) {
+      nlohmann::json node = item;
+      std::string name = item["metadata"]["name"].get<std::string>() + "-" + std::to_string(i);
+      node["metadata"]["name"] = name;
+      node["metadata"]["labels"]["kubernetes.io/hostname"] = name;
+      items.push_back(std::move(node));
+    }
+  }
+  nlohmann::json cluster = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
+  for (int i = 0; i < copies; ++i) {
+    testing::AddBoundPods(cluster, "gpu-medium-" + std::to_string(i), "nvidia.com/mig-2g.20gb",
+                          1 + i % 3);
+    testing::AddBoundPods(cluster, "gpu-small-" + std::to_string(i), "nvidia.com/mig-1g.10gb",
+                          1 + i % 5);
+  }
+  return cluster;
+}
+
+void BM_ReviewAt5000Nodes(benchmark::State& state) {
+  InventorySnapshot snapshot = testing::SnapshotOf(LargeCluster(2500));
+  Policy policy;
+  for (auto _ : state) {
+    auto answer = Review(Body(), snapshot, policy);
+    benchmark::DoNotOptimize(answer);
+  }
+  state.counters["nodes"] = static_cast<double>(snapshot.nodes().size());
+}
+BENCHMARK(BM_ReviewAt5000Nodes);
 
 void BM_DecodeOnly(benchmark::State& state) {
   for (auto _ : state) {
