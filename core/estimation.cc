@@ -25,13 +25,9 @@ std::string Lower(std::string s) {
 std::optional<std::pair<std::string, std::string>> InputWithKey(const PodRequest& pod,
                                                                 const Policy& policy,
                                                                 std::string_view name) {
-  std::vector<std::string> keys = policy.InputKeys(name);
-  for (const StringMap* map : {&pod.annotations, &pod.labels}) {
-    for (const std::string& key : keys) {
-      if (auto it = map->find(key); it != map->end()) return std::make_pair(key, it->second);
-    }
-  }
-  return std::nullopt;
+  const StringMap::value_type* entry = pod.InputEntry(policy, name);
+  if (entry == nullptr) return std::nullopt;
+  return std::make_pair(entry->first, entry->second);
 }
 
 const json& ContainerObject(const json& spec, const ContainerNeeds& c) {

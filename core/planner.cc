@@ -21,13 +21,6 @@ StringMap StringsOf(const nlohmann::json* metadata, const char* field) {
   return out;
 }
 
-std::optional<std::string> Lookup(const StringMap& map, const std::vector<std::string>& keys) {
-  for (const std::string& key : keys) {
-    if (auto it = map.find(key); it != map.end()) return it->second;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 PodRequest PodRequest::From(std::string ns, std::string name, const nlohmann::json& pod_spec,
@@ -45,10 +38,36 @@ PodRequest PodRequest::From(std::string ns, std::string name, const nlohmann::js
   return pod;
 }
 
+const StringMap::value_type* PodRequest::InputEntry(const Policy& policy,
+                                                    std::string_view key) const {
+  // "<prefix>/<key>" found without building it: the maps are ordered, so the keys starting with
+  // the prefix are one run from lower_bound(prefix).
+  auto find = [key](const StringMap& map, std::string_view prefix) -> const StringMap::value_type* {
+    for (auto it = map.lower_bound(prefix); it != map.end(); ++it) {
+      std::string_view k = it->first;
+      if (!k.starts_with(prefix)) break;
+      if (k.size() == prefix.size() + 1 + key.size() && k[prefix.size()] == '/' &&
+          k.ends_with(key)) {
+        return &*it;
+      }
+    }
+    return nullptr;
+  };
+  constexpr std::string_view kAlias = "gpu-autoscaler.io";  // seed 002's keys, read as aliases
+  for (const StringMap* map : {&annotations, &labels}) {
+    if (map->empty()) continue;
+    if (const auto* entry = find(*map, policy.annotation_prefix)) return entry;
+    if (policy.annotation_prefix != kAlias) {
+      if (const auto* entry = find(*map, kAlias)) return entry;
+    }
+  }
+  return nullptr;
+}
+
 std::optional<std::string> PodRequest::Input(const Policy& policy, std::string_view key) const {
-  std::vector<std::string> keys = policy.InputKeys(key);
-  if (auto v = Lookup(annotations, keys)) return v;
-  return Lookup(labels, keys);
+  const StringMap::value_type* entry = InputEntry(policy, key);
+  if (entry == nullptr) return std::nullopt;
+  return entry->second;
 }
 
 void PlanState::Swap(const std::string& from, const std::string& to, const ResourceList& overhead) {

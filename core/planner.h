@@ -58,6 +58,9 @@ struct PodRequest {
   // The value of the first of policy.InputKeys(key) present in the annotations, then in the
   // labels; nullopt when none is.
   std::optional<std::string> Input(const Policy& policy, std::string_view key) const;
+  // The same, as the (key, value) entry found; nullptr when none. Builds no string: every
+  // stage asks for a dozen keys on every review, and most pods carry none of them.
+  const StringMap::value_type* InputEntry(const Policy& policy, std::string_view key) const;
 };
 
 // Replace resource `from` by `to` in every container's limits and requests.
