@@ -9,6 +9,7 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -350,6 +351,61 @@ TEST(TlsServerConnectionCap, ConnectionsBeyondTheCapAreRefusedQuicklyNotLeftWait
   EXPECT_EQ(second->Get("/healthz")->status, 200);
   second.reset();  // a kept-alive connection would hold the shutdown for its idle timeout
   third.reset();
+  server.value()->Stop();
+  serving.join();
+}
+
+TEST(TlsServerSlowClient, AClientTricklingItsHeadersIsCutByTheReadTimeoutAndHoldsNoOneBack) {
+  testing::TlsFiles tls;
+  Logger log(LogLevel::kError);
+  Metrics metrics;
+  AdmissionHandler handler(log, metrics);
+  ServerOptions options;
+  options.host = "127.0.0.1";
+  options.port = 0;
+  options.cert_file = tls.cert_file();
+  options.key_file = tls.key_file();
+  options.read_timeout_seconds = 1;
+  auto server = TlsServer::Create(options, handler, metrics, log);
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  std::thread serving([&] { server.value()->Run(); });
+
+  // The slow client: a TLS connection that sends part of a request line, then nothing.
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  timeval bound{10, 0};  // the test's own bound on waiting for the server's close
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(server.value()->port()));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  SSL* ssl = SSL_new(ctx);
+  SSL_set_fd(ssl, fd);
+  ASSERT_EQ(SSL_connect(ssl), 1);
+  const char partial[] = "POST /mutate HTTP/1.1\r\nHo";
+  ASSERT_GT(SSL_write(ssl, partial, sizeof partial - 1), 0);
+  auto sent = std::chrono::steady_clock::now();
+
+  // Meanwhile another client is served at once.
+  httplib::SSLClient other("127.0.0.1", server.value()->port());
+  other.enable_server_certificate_verification(false);
+  auto res = other.Get("/healthz");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::milliseconds(900));
+
+  // The slow request is cut once the read timeout passes: a 4xx, not a thread held forever.
+  char buf[256];
+  int n = SSL_read(ssl, buf, sizeof buf);
+  auto cut_after = std::chrono::steady_clock::now() - sent;
+  ASSERT_GT(n, 0);
+  EXPECT_EQ(std::string(buf, 10), "HTTP/1.1 4") << std::string(buf, static_cast<size_t>(n));
+  EXPECT_GE(cut_after, std::chrono::milliseconds(900));
+  EXPECT_LT(cut_after, std::chrono::seconds(5));
+  SSL_free(ssl);
+  close(fd);
+  SSL_CTX_free(ctx);
   server.value()->Stop();
   serving.join();
 }
