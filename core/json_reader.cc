@@ -203,7 +203,12 @@ Result<json> ParseJson(std::string_view text, const JsonReadOptions& options) {
   thread_local std::string scratch;
   std::string own;
   std::string& buffer = text.size() <= kScratchLimit ? scratch : own;
+  // RapidJSON's SSE2 scanner loads whole aligned 16-byte blocks, reaching up to 15 bytes past the
+  // terminating NUL: padding keeps those loads inside the buffer (ASan checks it). The parse
+  // itself ends at the first NUL, and the text has none.
+  constexpr size_t kSimdPadding = 16;
   buffer.assign(text);
+  buffer.append(kSimdPadding, '\0');
   DomBuilder builder(options);
   rapidjson::InsituStringStream stream(buffer.data());
   ok = reader.Parse<kFlags | rapidjson::kParseInsituFlag>(stream, builder);
