@@ -111,19 +111,33 @@ TEST_F(TlsServerTest, ThreeHundredKeptAliveConnectionsAreAllServedAtOnce) {
   EXPECT_EQ(metrics_.Value(Counter::kReviewsPatched), 600u);
 }
 
+// A TCP connection to 127.0.0.1:port, or -1. `receive_timeout_seconds` bounds each read.
+int ConnectLoopback(int port, int receive_timeout_seconds = 0) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (receive_timeout_seconds > 0) {
+    timeval bound{receive_timeout_seconds, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
+  }
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // Handshakes with a client that offers only TLS versions [min, max]; true if it completes.
 bool Handshake(int port, int min_version, int max_version) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
   SSL_CTX_set_security_level(ctx, 0);  // let OpenSSL 3 offer TLS 1.1 at all
   SSL_CTX_set_min_proto_version(ctx, min_version);
   SSL_CTX_set_max_proto_version(ctx, max_version);
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  int fd = ConnectLoopback(port);
   bool ok = false;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+  if (fd >= 0) {
     SSL* ssl = SSL_new(ctx);
     SSL_set_fd(ssl, fd);
     ok = SSL_connect(ssl) == 1;
@@ -226,13 +240,9 @@ std::string ReadFile(const std::string& path) {
 // The PEM certificate a fresh handshake is shown, or "" if the handshake fails.
 std::string PresentedCertificate(int port) {
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  int fd = ConnectLoopback(port);
   std::string pem;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+  if (fd >= 0) {
     SSL* ssl = SSL_new(ctx);
     SSL_set_fd(ssl, fd);
     if (SSL_connect(ssl) == 1) {
@@ -372,14 +382,8 @@ TEST(TlsServerSlowClient, AClientTricklingItsHeadersIsCutByTheReadTimeoutAndHold
 
   // The slow client: a TLS connection that sends part of a request line, then nothing.
   SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  timeval bound{10, 0};  // the test's own bound on waiting for the server's close
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(server.value()->port()));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  int fd = ConnectLoopback(server.value()->port(), /*receive_timeout_seconds=*/10);
+  ASSERT_GE(fd, 0);
   SSL* ssl = SSL_new(ctx);
   SSL_set_fd(ssl, fd);
   ASSERT_EQ(SSL_connect(ssl), 1);
