@@ -154,8 +154,9 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
     auto wanted = ParseMigResource(resource);
     if (!wanted) continue;
     // The sharing stage already chose (and claimed) this profile: nothing to fall back from.
+    const std::string& asked_resource = resource;  // clang 14 lambdas cannot capture bindings
     if (std::any_of(d.claims.begin(), d.claims.end(),
-                    [&](const Claim& c) { return c.resource == resource; })) {
+                    [&](const Claim& c) { return c.resource == asked_resource; })) {
       continue;
     }
     if (const NodeInventory* node = FindFreeNode(pod, context, resource, count)) {
