@@ -20,6 +20,13 @@ TEST(ParseJson, BuildsTheSameDomAsNlohmannForRealDocuments) {
   }
 }
 
+// Found by the watch_event fuzz target: a zero significand with a large exponent.
+TEST(ParseJson, AZeroWithALargeExponentIsZero) {
+  auto doc = ParseJson(R"([0e111, 0.0e-400, -0E+5])");
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  EXPECT_EQ(doc.value(), nlohmann::json::parse("[0.0, 0.0, -0.0]"));
+}
+
 TEST(ParseJson, KeepsNumberKindsAndTheLastOfDuplicateKeys) {
   auto doc = ParseJson(R"({"a":1,"b":-2,"c":1.5,"d":18446744073709551615,"e":1e400,"a":3})");
   ASSERT_FALSE(doc.ok());  // 1e400 is out of double range

@@ -26,7 +26,7 @@ rm -f "$out/policy/seeds/"*.json  # the demo cluster is not a policy
 seed kubeconfig "$src/tests/fuzz/seeds/kubeconfig"
 seed prometheus "$src/tests/fuzz/seeds/prometheus" "$src/tests/fixtures/dcgm"
 # A watch-event input is a selector byte (even: pods, odd: nodes) and one line of a stream.
-mkdir -p "$out/watch_event/corpus" "$out/watch_event/seeds"
+seed watch_event "$src/tests/fuzz/seeds/watch_event"  # earlier findings, kept as regressions
 n=0
 while IFS= read -r line; do
   n=$((n + 1)); printf '0%s' "$line" > "$out/watch_event/seeds/pod-$n.json"
