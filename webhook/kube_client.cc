@@ -17,6 +17,7 @@
 #include <charconv>
 #include <vector>
 
+#include "webhook/openssl_error.h"
 #include "webhook/read_file.h"
 
 namespace gpuadmit {
@@ -31,15 +32,6 @@ constexpr size_t kMaxEventBytes = 64 << 20;
 using X509Ptr = std::unique_ptr<X509, decltype(&X509_free)>;
 using PkeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 using BioPtr = std::unique_ptr<BIO, decltype(&BIO_free)>;
-
-std::string OpenSslError() {
-  unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return "unknown OpenSSL error";
-  char buf[256];
-  ERR_error_string_n(code, buf, sizeof buf);
-  return buf;
-}
 
 std::string TrimSpace(const std::string& s) {
   const char* kSpace = " \t\r\n";
@@ -99,7 +91,7 @@ Result<std::vector<X509Ptr>> ReadCertificates(const PemSource& source) {
 Result<PkeyPtr> ReadPrivateKey(const PemSource& source) {
   BioPtr bio = MemoryBio(source.pem);
   PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
-  if (!key) return Error{source.origin + ": not a PEM private key: " + OpenSslError()};
+  if (!key) return Error{source.origin + ": not a PEM private key: " + TakeOpenSslError()};
   return key;
 }
 
@@ -190,7 +182,7 @@ class KubeClient::Tls {
       for (size_t i = 1; ok && i < chain.value().size(); ++i) {
         ok = SSL_CTX_add1_chain_cert(&ctx, chain.value()[i].get()) == 1;
       }
-      if (!ok) return Error{config.client_certificate->origin + ": " + OpenSslError()};
+      if (!ok) return Error{config.client_certificate->origin + ": " + TakeOpenSslError()};
       if (SSL_CTX_use_PrivateKey(&ctx, key.value().get()) != 1 ||
           SSL_CTX_check_private_key(&ctx) != 1) {
         ERR_clear_error();
@@ -219,7 +211,7 @@ class KubeClient::Tls {
                      ? X509_VERIFY_PARAM_set1_ip_asc(param, verify_name.c_str()) == 1
                      : X509_VERIFY_PARAM_set1_host(param, verify_name.c_str(), 0) == 1;
     if (!named) {
-      return Error{"cannot verify against the name " + verify_name + ": " + OpenSslError()};
+      return Error{"cannot verify against the name " + verify_name + ": " + TakeOpenSslError()};
     }
     SSL_CTX_set_ex_data(&ctx, kSelfIndex, tls.get());
     SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER, &Tls::OnVerify);
@@ -279,7 +271,7 @@ Result<std::unique_ptr<KubeClient>> KubeClient::Create(const KubeConfig& config,
   const std::string& tls_name =
       config.tls_server_name.empty() ? url.value().host : config.tls_server_name;
   self->http_ = std::make_unique<httplib::SSLClient>(tls_name, url.value().port);
-  if (!self->http_->is_valid()) return Error{"cannot create a TLS context: " + OpenSslError()};
+  if (!self->http_->is_valid()) return Error{"cannot create a TLS context: " + TakeOpenSslError()};
   if (!config.tls_server_name.empty()) {
     auto address = ResolveOnce(url.value().host);
     if (!address.ok()) return Error{"server " + config.server + ": " + address.error().message};

@@ -6,17 +6,10 @@
 
 #include <cstdio>
 
+#include "webhook/openssl_error.h"
+
 namespace gpuadmit {
 namespace {
-
-std::string OpenSslError() {
-  unsigned long code = ERR_get_error();
-  ERR_clear_error();
-  if (code == 0) return "no PEM data found";
-  char buf[256];
-  ERR_error_string_n(code, buf, sizeof buf);
-  return buf;
-}
 
 std::string Asn1Time(const ASN1_TIME* t) {
   BIO* bio = BIO_new(BIO_s_mem());
@@ -51,11 +44,13 @@ Result<std::shared_ptr<const CertifiedKey>> LoadCertifiedKey(const std::string& 
   ERR_clear_error();
   BioPtr cert_bio(BIO_new_file(cert_file.c_str(), "r"));
   if (!cert_bio) {
-    return Error{cert_file + ": not a usable PEM certificate: cannot open: " + OpenSslError()};
+    return Error{cert_file + ": not a usable PEM certificate: cannot open: " +
+                 TakeOpenSslError("no PEM data found")};
   }
   X509* leaf = PEM_read_bio_X509_AUX(cert_bio.get(), nullptr, nullptr, nullptr);
   if (leaf == nullptr) {
-    return Error{cert_file + ": not a usable PEM certificate: " + OpenSslError()};
+    return Error{cert_file +
+                 ": not a usable PEM certificate: " + TakeOpenSslError("no PEM data found")};
   }
   STACK_OF(X509)* chain = sk_X509_new_null();
   while (X509* intermediate = PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr)) {
@@ -69,7 +64,8 @@ Result<std::shared_ptr<const CertifiedKey>> LoadCertifiedKey(const std::string& 
   // Owned from here on: every early return below frees the three.
   auto pair = std::make_shared<const CertifiedKey>(leaf, chain, key);
   if (key == nullptr) {
-    return Error{key_file + ": not a usable PEM private key: " + OpenSslError()};
+    return Error{key_file +
+                 ": not a usable PEM private key: " + TakeOpenSslError("no PEM data found")};
   }
   if (X509_check_private_key(leaf, key) != 1) {
     ERR_clear_error();

@@ -9,19 +9,11 @@
 #include <thread>
 
 #include "webhook/elastic_task_queue.h"
+#include "webhook/openssl_error.h"
 #include "webhook/serving_certificate.h"
 
 namespace gpuadmit {
 namespace {
-
-std::string OpenSslError() {
-  unsigned long code = ERR_get_error();
-  if (code == 0) return "unknown OpenSSL error";
-  char buf[256];
-  ERR_error_string_n(code, buf, sizeof buf);
-  ERR_clear_error();
-  return buf;
-}
 
 // Configures the server context: TLS 1.2 and up, the serving certificate (swappable).
 bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, ServingCertificate& certificate,
@@ -29,16 +21,16 @@ bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, ServingCertificate
   SSL_CTX_set_options(
       &ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1) {
-    error = "cannot require TLS 1.2: " + OpenSslError();
+    error = "cannot require TLS 1.2: " + TakeOpenSslError();
     return false;
   }
   if (!certificate.Attach(ctx)) {
-    error = options.cert_file + ": cannot install the certificate: " + OpenSslError();
+    error = options.cert_file + ": cannot install the certificate: " + TakeOpenSslError();
     return false;
   }
   if (!options.client_ca_file.empty()) {
     if (SSL_CTX_load_verify_locations(&ctx, options.client_ca_file.c_str(), nullptr) != 1) {
-      error = options.client_ca_file + ": not a usable PEM CA bundle: " + OpenSslError();
+      error = options.client_ca_file + ": not a usable PEM CA bundle: " + TakeOpenSslError();
       return false;
     }
     // Names the acceptable CAs in the handshake, so a client with several certificates picks.
@@ -85,7 +77,7 @@ Result<std::unique_ptr<TlsServer>> TlsServer::Create(const ServerOptions& option
   self->server_ = std::make_unique<httplib::SSLServer>(
       [&](SSL_CTX& ctx) { return SetUpContext(ctx, options, *self->certificate_, error); });
   if (!self->server_->is_valid()) {
-    return Error{error.empty() ? "cannot create the TLS context: " + OpenSslError() : error};
+    return Error{error.empty() ? "cannot create the TLS context: " + TakeOpenSslError() : error};
   }
   httplib::SSLServer& s = *self->server_;
   size_t max_connections = options.max_connections;
