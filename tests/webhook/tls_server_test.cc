@@ -29,17 +29,23 @@ namespace {
 
 using nlohmann::json;
 
+// Options for a server on 127.0.0.1, any free port, presenting `tls`.
+ServerOptions LoopbackOptions(const testing::TlsFiles& tls) {
+  ServerOptions options;
+  options.host = "127.0.0.1";
+  options.port = 0;
+  options.cert_file = tls.cert_file();
+  options.key_file = tls.key_file();
+  return options;
+}
+
 class TlsServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     handler_.SetPolicy(std::make_shared<const Policy>());
     handler_.SetSnapshot(
         std::make_shared<const InventorySnapshot>(testing::SnapshotOf(testing::DemoCluster())));
-    ServerOptions options;
-    options.host = "127.0.0.1";
-    options.port = 0;
-    options.cert_file = tls_.cert_file();
-    options.key_file = tls_.key_file();
+    ServerOptions options = LoopbackOptions(tls_);
     auto server = TlsServer::Create(options, handler_, metrics_, log_);
     ASSERT_TRUE(server.ok()) << server.error().message;
     server_ = std::move(server).value();
@@ -185,11 +191,7 @@ TEST(TlsServerClientCa, OnlyClientsWithACertificateFromTheCaAreServed) {
   AdmissionHandler handler(log, metrics);
   handler.SetPolicy(std::make_shared<const Policy>());
   handler.SetSnapshot(std::make_shared<const InventorySnapshot>());
-  ServerOptions options;
-  options.host = "127.0.0.1";
-  options.port = 0;
-  options.cert_file = server_tls.cert_file();
-  options.key_file = server_tls.key_file();
+  ServerOptions options = LoopbackOptions(server_tls);
   options.client_ca_file = client_tls.cert_file();
   auto server = TlsServer::Create(options, handler, metrics, log);
   ASSERT_TRUE(server.ok()) << server.error().message;
@@ -317,11 +319,7 @@ TEST(TlsServerConnectionCap, ConnectionsBeyondTheCapAreRefusedQuicklyNotLeftWait
   Logger log(LogLevel::kError);
   Metrics metrics;
   AdmissionHandler handler(log, metrics);
-  ServerOptions options;
-  options.host = "127.0.0.1";
-  options.port = 0;
-  options.cert_file = tls.cert_file();
-  options.key_file = tls.key_file();
+  ServerOptions options = LoopbackOptions(tls);
   options.max_connections = 2;
   auto server = TlsServer::Create(options, handler, metrics, log);
   ASSERT_TRUE(server.ok()) << server.error().message;
@@ -370,11 +368,7 @@ TEST(TlsServerSlowClient, AClientTricklingItsHeadersIsCutByTheReadTimeoutAndHold
   Logger log(LogLevel::kError);
   Metrics metrics;
   AdmissionHandler handler(log, metrics);
-  ServerOptions options;
-  options.host = "127.0.0.1";
-  options.port = 0;
-  options.cert_file = tls.cert_file();
-  options.key_file = tls.key_file();
+  ServerOptions options = LoopbackOptions(tls);
   options.read_timeout_seconds = 1;
   auto server = TlsServer::Create(options, handler, metrics, log);
   ASSERT_TRUE(server.ok()) << server.error().message;
