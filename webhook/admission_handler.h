@@ -32,7 +32,7 @@ inline constexpr size_t kMaxReviewBody = 7 * 1024 * 1024;
 struct HandlerAnswer {
   int status = 200;
   std::string body;
-  std::string content_type = "application/json";
+  std::string_view content_type = "application/json";  // a literal: outlives the answer
   std::vector<std::string> trail;  // the decision trail of a 200 answer (review --explain)
 };
 

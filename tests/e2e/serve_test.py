@@ -307,6 +307,10 @@ def case_keep_alive(srv):
           why or "statuses %r" % statuses)
 
 
+# Issue 5: SIGTERM with 64 connections busy.
+DRAIN_BUSY = 64
+
+
 def case_drain(cluster):
     srv = Server(cluster, "drain")
     if not check("drain: server ready", srv.ready, srv.stderr()[-500:]):
@@ -316,8 +320,8 @@ def case_drain(cluster):
         c.connect()
     probe = srv.conn(5)
     check("drain: /readyz 200 before the signal", get(probe, "/readyz")[0] == 200, "")
-    barrier, stop = threading.Barrier(17, timeout=15), threading.Event()
-    answered, unsent, unanswered, bad = [0] * 16, [0] * 16, [0] * 16, []
+    barrier, stop = threading.Barrier(DRAIN_BUSY + 1, timeout=30), threading.Event()
+    answered, unsent, unanswered, bad = [0] * DRAIN_BUSY, [0] * DRAIN_BUSY, [0] * DRAIN_BUSY, []
 
     def worker(i):
         conn, first = srv.conn(), True
@@ -347,14 +351,14 @@ def case_drain(cluster):
         finally:
             conn.close()
 
-    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(16)]
+    threads = [threading.Thread(target=worker, args=(i,), daemon=True) for i in range(DRAIN_BUSY)]
     for t in threads:
         t.start()
     try:
         barrier.wait()
     except threading.BrokenBarrierError:
-        check("drain: 16 busy connections served", False, "not all workers got an answer: %s"
-              % bad)
+        check("drain: %d busy connections served" % DRAIN_BUSY, False,
+              "not all workers got an answer: %s" % bad)
         stop.set()
         return
     t0 = time.monotonic()
@@ -381,6 +385,8 @@ def case_drain(cluster):
     check("drain: exit 0 within 10 s", rc == 0 and took <= 10.0, "rc %r after %.2f s" % (rc, took))
     check("drain: no partial or wrong answers", not bad and not any(t.is_alive() for t in threads),
           "; ".join(bad) or "a worker hung")
+    check("drain: every request the server took was answered", sum(unanswered) == 0,
+          "%d connections closed with no answer byte after a request was sent" % sum(unanswered))
     check("drain: stderr says stopped", "stopped" in srv.stderr(), srv.stderr()[-500:])
     print("# drain: %d answers; then %d refused/closed before sending, %d closed with no answer "
           "byte; readyz %r after %.3f s; exit after %.2f s"

@@ -11,7 +11,7 @@
 #include <stdexcept>
 
 #include "tests/fakes/test_cluster.h"
-#include "webhook/elastic_task_queue.h"
+#include "tests/fakes/elastic_task_queue.h"
 
 namespace gpuadmit::testing {
 namespace {

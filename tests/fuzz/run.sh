@@ -26,6 +26,7 @@ rm -f "$out/policy/seeds/"*.json  # the demo cluster is not a policy
 seed kubeconfig "$src/tests/fuzz/seeds/kubeconfig"
 seed prometheus "$src/tests/fuzz/seeds/prometheus" "$src/tests/fixtures/dcgm"
 # A watch-event input is a selector byte (even: pods, odd: nodes) and one line of a stream.
+seed http_request "$src/tests/fuzz/seeds/http_request"
 seed watch_event "$src/tests/fuzz/seeds/watch_event"  # earlier findings, kept as regressions
 n=0
 while IFS= read -r line; do
@@ -44,7 +45,7 @@ run() {  # run TARGET: fuzz for $seconds; the log is $out/TARGET/log
 
 status=0
 jobs=${FUZZ_JOBS:-2}  # targets fuzzed at once
-set -- review policy kubeconfig prometheus watch_event
+set -- review policy kubeconfig prometheus watch_event http_request
 while [ $# -gt 0 ]; do
   pids=""
   n=0
@@ -55,7 +56,7 @@ while [ $# -gt 0 ]; do
   for pid in $pids; do wait "$pid" || status=1; done
 done
 
-for target in review policy kubeconfig prometheus watch_event; do
+for target in review policy kubeconfig prometheus watch_event http_request; do
   log="$out/$target/log"
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   corpus=$(find "$out/$target/corpus" -type f | wc -l)

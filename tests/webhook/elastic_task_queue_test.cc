@@ -1,4 +1,4 @@
-#include "webhook/elastic_task_queue.h"
+#include "tests/fakes/elastic_task_queue.h"
 
 #include <gtest/gtest.h>
 

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/fakes/raw_tls_client.h"
 #include "tests/fakes/test_cluster.h"
 #include "tests/fakes/tls_files.h"
 
@@ -28,6 +29,7 @@ namespace gpuadmit {
 namespace {
 
 using nlohmann::json;
+using testing::ConnectLoopback;
 
 // Options for a server on 127.0.0.1, any free port, presenting `tls`.
 ServerOptions LoopbackOptions(const testing::TlsFiles& tls) {
@@ -115,24 +117,6 @@ TEST_F(TlsServerTest, ThreeHundredKeptAliveConnectionsAreAllServedAtOnce) {
     }
   }
   EXPECT_EQ(metrics_.Value(Counter::kReviewsPatched), 600u);
-}
-
-// A TCP connection to 127.0.0.1:port, or -1. `receive_timeout_seconds` bounds each read.
-int ConnectLoopback(int port, int receive_timeout_seconds = 0) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (receive_timeout_seconds > 0) {
-    timeval bound{receive_timeout_seconds, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof bound);
-  }
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 // Handshakes with a client that offers only TLS versions [min, max]; true if it completes.

@@ -1,7 +1,8 @@
-// ElasticTaskQueue: cpp-httplib's connection task queue, grown on demand. httplib runs one
-// task per TCP connection for the whole keep-alive life of that connection, so a fixed pool of
-// N threads lets the N+1st client wait behind another's idle connection. This queue starts a
-// thread whenever no idle one is free, up to `max_threads`, and keeps it for reuse.
+// ElasticTaskQueue (for the test fakes built on httplib::Server): cpp-httplib's connection task
+// queue, grown on demand. httplib runs one task per TCP connection for the whole keep-alive life of
+// that connection, so a fixed pool of N threads lets the N+1st client wait behind another's idle
+// connection. This queue starts a thread whenever no idle one is free, up to `max_threads`, and
+// keeps it for reuse.
 //
 //   server.new_task_queue = [] { return new ElasticTaskQueue(1024); };
 //
