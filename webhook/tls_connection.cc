@@ -114,6 +114,11 @@ bool TlsConnection::Read(Clock::time_point now) {
         in_used_ = 0;
       }
       in_.append(got);
+      // One request per wake-up is the common case: serve it now rather than spend a read that
+      // would find the socket empty (level-triggered epoll reports anything that follows).
+      // SSL_has_pending: with read-ahead, bytes already taken from the socket wait in OpenSSL,
+      // where epoll cannot see them.
+      if (SSL_has_pending(ssl_) == 0 && HasWholeRequest()) return true;
       continue;
     }
     switch (SSL_get_error(ssl_, n)) {
@@ -132,6 +137,13 @@ bool TlsConnection::Read(Clock::time_point now) {
     }
   }
   return true;
+}
+
+bool TlsConnection::HasWholeRequest() const {
+  std::string_view pending = std::string_view(in_).substr(in_used_);
+  HeadParse p = ParseRequestHead(pending);
+  return p.state == HeadParse::kBad ||
+         (p.state == HeadParse::kComplete && pending.size() - p.head_size >= p.head.content_length);
 }
 
 void TlsConnection::ServeComplete(Clock::time_point now) {

@@ -78,6 +78,7 @@ class TlsConnection {
  private:
   bool Handshake(Clock::time_point now, Want& want);
   bool Read(Clock::time_point now);  // false: the connection failed
+  bool HasWholeRequest() const;      // in_ holds a whole request, or a head to refuse
   void ServeComplete(Clock::time_point now);
   void Respond(HttpResponse r);
   bool Flush(Clock::time_point now);  // false: the connection failed

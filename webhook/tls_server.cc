@@ -38,6 +38,8 @@ bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, ServingCertificate
   SSL_CTX_set_options(
       &ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_mode(&ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  // Read what the socket has in one call, not a record header and then its body.
+  SSL_CTX_set_read_ahead(&ctx, 1);
   if (SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION) != 1) {
     error = "cannot require TLS 1.2: " + TakeOpenSslError();
     return false;
