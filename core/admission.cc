@@ -160,25 +160,26 @@ AdmissionOutcome AdmissionOutcome::Fail(std::string message) {
 
 std::string EncodeAdmissionResponse(const AdmissionRequest& request,
                                     const AdmissionOutcome& outcome, FailureMode failure_mode) {
-  json response = {{"uid", request.uid}, {"allowed", true}};
+  bool allowed = true;
+  std::string patch;  // base64 of the RFC 6902 list
+  json status;
   std::vector<std::string> warnings = outcome.warnings;
   switch (outcome.kind) {
     case AdmissionOutcome::Kind::kAllow:
       break;
     case AdmissionOutcome::Kind::kPatch:
       if (outcome.patch.is_array() && !outcome.patch.empty()) {
-        response["patchType"] = "JSONPatch";
-        response["patch"] = Base64Encode(outcome.patch.dump());
+        patch = Base64Encode(outcome.patch.dump());
       }
       break;
     case AdmissionOutcome::Kind::kDeny:
-      response["allowed"] = false;
-      response["status"] = {{"code", outcome.code}, {"message", outcome.message}};
+      allowed = false;
+      status = {{"code", outcome.code}, {"message", outcome.message}};
       break;
     case AdmissionOutcome::Kind::kError:
       if (failure_mode == FailureMode::kClosed) {
-        response["allowed"] = false;
-        response["status"] = {{"code", 500}, {"message", "gpuadmit: " + outcome.message}};
+        allowed = false;
+        status = {{"code", 500}, {"message", "gpuadmit: " + outcome.message}};
       } else {
         warnings.insert(
             warnings.begin(),
@@ -186,11 +187,33 @@ std::string EncodeAdmissionResponse(const AdmissionRequest& request,
       }
       break;
   }
-  if (!warnings.empty()) response["warnings"] = FitWarnings(warnings);
-  json review = {{"apiVersion", request.api_version},
-                 {"kind", "AdmissionReview"},
-                 {"response", std::move(response)}};
-  return review.dump(-1, ' ', false, json::error_handler_t::replace);
+  // Written by hand around the parts that need JSON escaping: the base64 patch, most of the
+  // answer, needs none, and running it through the serializer cost a fifth of a review. Keys in
+  // the order nlohmann's map would give them.
+  auto append = [](std::string& out, const json& value) {
+    out += value.dump(-1, ' ', false, json::error_handler_t::replace);
+  };
+  std::string out = R"({"apiVersion":)";
+  append(out, request.api_version);
+  out += R"(,"kind":"AdmissionReview","response":{"allowed":)";
+  out += allowed ? "true" : "false";
+  if (!patch.empty()) {
+    out += R"(,"patch":")";
+    out += patch;
+    out += R"(","patchType":"JSONPatch")";
+  }
+  if (!status.is_null()) {
+    out += R"(,"status":)";
+    append(out, status);
+  }
+  out += R"(,"uid":)";
+  append(out, request.uid);
+  if (!warnings.empty()) {
+    out += R"(,"warnings":)";
+    append(out, FitWarnings(warnings));
+  }
+  out += "}}";
+  return out;
 }
 
 std::string Base64Encode(std::string_view bytes) {

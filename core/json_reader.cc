@@ -89,9 +89,8 @@ class DomBuilder {
       return &array.back();
     }
     auto& object = top->get_ref<json::object_t&>();
-    json& slot = object[std::string(key_)];
-    slot = std::move(value);
-    return &slot;
+    // A duplicate key keeps the last value, as nlohmann's own parser does.
+    return &object.insert_or_assign(std::string(key_), std::move(value)).first->second;
   }
 
   bool Open(json::value_t type) {
@@ -125,7 +124,7 @@ class DomBuilder {
 
   const JsonReadOptions& options_;
   std::vector<json*> stack_;             // the open containers, outermost first
-  std::vector<std::string> keys_;        // with skip lists: the key each open container sits under
+  std::vector<std::string_view> keys_;   // with skip lists: the key each open container sits under
   std::vector<const FieldTrie*> tries_;  // the keep-trie node of each open container
   std::string_view key_;                 // into the in-situ buffer
   int skipping_ = 0;                     // nesting inside a skipped value
