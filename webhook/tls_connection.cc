@@ -1,10 +1,12 @@
 #include "webhook/tls_connection.h"
 
 #include <openssl/err.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <climits>
 
 #include "webhook/admission_handler.h"
@@ -20,6 +22,10 @@ constexpr size_t kReadBudget = 1 << 20;
 constexpr size_t kKeepCapacity = 256 * 1024;
 
 constexpr std::string_view kJson = "application/json";
+
+// After the last answer on a connection we close, how long to wait for the client to close its
+// side before closing ours regardless.
+constexpr auto kLingerOnClose = std::chrono::seconds(2);
 
 std::string ErrorBody(std::string_view reason) {
   std::string body = R"({"error":")";
@@ -51,25 +57,47 @@ TlsConnection::~TlsConnection() {
 }
 
 TlsConnection::Want TlsConnection::OnReady(Clock::time_point now) {
+  if (lingering_) return DropUntilEof();
   if (!handshake_done_) {
     Want want = Want::kClose;
     if (!Handshake(now, want)) return want;
   }
   if (!Flush(now)) return Want::kClose;
   if (out_sent_ < out_.size()) return Want::kWrite;
-  if (close_after_write_ && discard_left_ == 0) return Want::kClose;
+  if (close_after_write_ && discard_left_ == 0) return Linger(now);
   if (!Read(now)) return Want::kClose;
   ServeComplete(now);
   if (!Flush(now)) return Want::kClose;
   UpdateBusy();
-  return Next();
+  return Next(now);
 }
 
-TlsConnection::Want TlsConnection::Next() const {
+TlsConnection::Want TlsConnection::Next(Clock::time_point now) {
   if (out_sent_ < out_.size()) return Want::kWrite;
-  if (close_after_write_ && discard_left_ == 0) return Want::kClose;
+  if (close_after_write_ && discard_left_ == 0) return Linger(now);
   if (eof_) return Want::kClose;  // nothing left to answer: the peer is gone
   return write_blocks_read_ ? Want::kWrite : Want::kRead;
+}
+
+TlsConnection::Want TlsConnection::Linger(Clock::time_point now) {
+  if (eof_) return Want::kClose;
+  ERR_clear_error();
+  SSL_shutdown(ssl_);  // a close_notify, if the socket takes it now
+  ERR_clear_error();
+  shutdown(fd_, SHUT_WR);
+  lingering_ = true;
+  linger_since_ = now;
+  return Want::kRead;
+}
+
+TlsConnection::Want TlsConnection::DropUntilEof() {
+  char sink[4096];
+  while (true) {
+    ssize_t n = recv(fd_, sink, sizeof sink, MSG_DONTWAIT);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? Want::kRead : Want::kClose;
+  }
 }
 
 bool TlsConnection::Handshake(Clock::time_point now, Want& want) {
@@ -225,6 +253,7 @@ void TlsConnection::UpdateBusy() {
 }
 
 bool TlsConnection::OnTick(Clock::time_point now, const ConnectionLimits& limits) {
+  if (lingering_) return now - linger_since_ <= kLingerOnClose;
   if (!handshake_done_) return now - accepted_ <= limits.read;
   if (out_sent_ < out_.size()) return now - last_progress_ <= limits.write;
   if (discard_left_ > 0) return now - last_progress_ <= limits.read;
@@ -233,8 +262,9 @@ bool TlsConnection::OnTick(Clock::time_point now, const ConnectionLimits& limits
     // A request trickling in past the read timeout: say so, and close.
     in_used_ = in_.size();
     Respond({408, kJson, ErrorBody("request not received within the read timeout"), {}, true});
-    Flush(now);
-    return false;
+    if (!Flush(now)) return false;
+    if (out_sent_ == out_.size()) Linger(now);  // else the write timeout ends it
+    return true;
   }
   if (stopping_) return now - stopped_ <= limits.linger;
   return now - last_progress_ <= limits.idle;

@@ -83,7 +83,13 @@ class TlsConnection {
   void Respond(HttpResponse r);
   bool Flush(Clock::time_point now);  // false: the connection failed
   void UpdateBusy();
-  Want Next() const;
+  Want Next(Clock::time_point now);
+  // Closing while the client still sends makes the kernel answer with a reset, which can destroy
+  // the last answer before the client reads it. So a connection we close first sends
+  // close_notify and FIN, then drops what still arrives until the client closes too (or a
+  // couple of seconds pass).
+  Want Linger(Clock::time_point now);
+  Want DropUntilEof();
 
   int fd_;
   SSL* ssl_;
@@ -96,6 +102,7 @@ class TlsConnection {
   bool write_blocks_read_ = false;  // SSL_read asked for a writable socket
   bool sent_continue_ = false;      // "100 Continue" sent for the request being read
   bool busy_ = false;
+  bool lingering_ = false;   // our side is closed; waiting for the client's
   size_t discard_left_ = 0;  // body bytes of a refused (413) request still to drop
   std::string in_;           // received plaintext; in_[in_used_..] is not consumed yet
   size_t in_used_ = 0;
@@ -105,6 +112,7 @@ class TlsConnection {
   Clock::time_point request_started_;  // first byte of the request being read
   Clock::time_point last_progress_;    // last byte read or written
   Clock::time_point stopped_;          // when OnStop came
+  Clock::time_point linger_since_;
 };
 
 }  // namespace gpuadmit

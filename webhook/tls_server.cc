@@ -157,6 +157,13 @@ Result<std::unique_ptr<TlsServer>> TlsServer::Create(const ServerOptions& option
 }
 
 HttpResponse TlsServer::Serve(const RequestHead& head, std::string_view body, bool over_capacity) {
+  HttpResponse r = Route(head, body, over_capacity);
+  // Stopping: this answer is the connection's last, whichever loop noticed the stop first.
+  if (stopping_.load(std::memory_order_relaxed)) r.close = true;
+  return r;
+}
+
+HttpResponse TlsServer::Route(const RequestHead& head, std::string_view body, bool over_capacity) {
   if (over_capacity) {
     metrics_.Inc(Counter::kOverCapacity);
     HttpResponse r = JsonError(503, "connection limit reached; retry");

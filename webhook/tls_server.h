@@ -93,6 +93,7 @@ class TlsServer : private ConnectionHost {
   TlsServer(AdmissionHandler& handler, Metrics& metrics, Logger& log);
   HttpResponse Serve(const RequestHead& head, std::string_view body, bool over_capacity) override;
   void BusyChanged(bool busy) override;
+  HttpResponse Route(const RequestHead& head, std::string_view body, bool over_capacity);
   void Admit(int fd);
   void Accept();
 

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -76,6 +77,13 @@ std::string RawTlsClient::ReadResponse() {
     if (n <= 0) return "";
     buffered_.append(chunk, static_cast<size_t>(n));
   }
+}
+
+bool RawTlsClient::Readable(int wait_ms) {
+  if (ssl_ == nullptr) return false;
+  if (!buffered_.empty() || SSL_has_pending(ssl_) == 1) return true;
+  pollfd p{fd_, POLLIN, 0};
+  return poll(&p, 1, wait_ms) == 1;
 }
 
 bool RawTlsClient::Closed() {

@@ -32,6 +32,8 @@ class RawTlsClient {
   std::string ReadResponse();
   // True when the server has closed the connection (EOF or close_notify), waiting for it.
   bool Closed();
+  // Whether bytes from the server are waiting to be read, after at most `wait_ms`.
+  bool Readable(int wait_ms);
 
  private:
   SSL_CTX* ctx_ = nullptr;
