@@ -21,6 +21,7 @@
 #include "webhook/kube_client.h"
 #include "webhook/kube_config.h"
 #include "webhook/kube_inventory.h"
+#include "webhook/kube_source.h"
 #include "webhook/policy_file_source.h"
 #include "webhook/prometheus_source.h"
 #include "webhook/shared_ledger.h"
@@ -77,36 +78,6 @@ class ClusterFileSource {
   std::string error_;
   FileReloader reloader_;
 };
-
-// The live inventory: two Kubernetes clients (each holds a watch) and the reflectors.
-struct KubeSource {
-  std::unique_ptr<KubeClient> nodes_client;
-  std::unique_ptr<KubeClient> pods_client;
-  std::unique_ptr<KubeInventory> inventory;
-};
-
-Result<KubeSource> StartKubeSource(const Flags& f, const Clock& clock, Logger& log,
-                                   AdmissionHandler& handler, SharedLedger& ledger) {
-  auto config = KubeConfigFor(f.Value("kubeconfig"), f.Value("context"));
-  if (!config.ok()) return config.error();
-  KubeSource s;
-  auto nodes = KubeClient::Create(config.value());
-  if (!nodes.ok()) return nodes.error();
-  auto pods = KubeClient::Create(config.value());
-  if (!pods.ok()) return pods.error();
-  s.nodes_client = std::move(nodes).value();
-  s.pods_client = std::move(pods).value();
-  s.inventory = std::make_unique<KubeInventory>(
-      *s.nodes_client, *s.pods_client, clock, log, KubeInventoryOptions{},
-      [&handler](std::shared_ptr<const InventorySnapshot> snapshot) {
-        handler.SetSnapshot(std::move(snapshot));
-      },
-      &ledger);
-  handler.SetStalenessCheck([inventory = s.inventory.get()] { return inventory->Stale(); });
-  s.inventory->Start();
-  log.Info("watching the Kubernetes API for nodes and pods", {{"server", config.value().server}});
-  return s;
-}
 
 }  // namespace
 
@@ -198,7 +169,9 @@ int ServeCommand(int argc, char** argv) {
     if (!file_source->Load(/*initial=*/true)) return ConfigError(file_source->error());
     file_source->Start();
   } else {
-    auto kube = StartKubeSource(f, clock, log, handler, ledger);
+    auto config = KubeConfigFor(f.Value("kubeconfig"), f.Value("context"));
+    if (!config.ok()) return ConfigError(config.error().message);
+    auto kube = StartKubeSource(config.value(), clock, log, handler, ledger);
     if (!kube.ok()) return ConfigError(kube.error().message);
     kube_source = std::move(kube).value();
   }

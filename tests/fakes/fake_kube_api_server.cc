@@ -93,15 +93,19 @@ bool IsWatch(const httplib::Request& req) {
 }  // namespace
 
 FakeKubeApiServer::FakeKubeApiServer(std::string token, const std::string& client_ca_file)
-    : token_(std::move(token)) {
+    : client_ca_file_(client_ca_file), token_(std::move(token)) {
   // As `gpuadmit serve` does: OpenSSL writes with write(2), and a client that hangs up mid-stream
   // (a cancelled watch) would otherwise kill the test process on the next write.
   std::signal(SIGPIPE, SIG_IGN);
   resources_["nodes"].list_kind = "NodeList";
   resources_["pods"].list_kind = "PodList";
+  Listen(0);
+}
+
+void FakeKubeApiServer::Listen(int port) {
   server_ = std::make_unique<httplib::SSLServer>(
       tls_.cert_file().c_str(), tls_.key_file().c_str(),
-      client_ca_file.empty() ? nullptr : client_ca_file.c_str());
+      client_ca_file_.empty() ? nullptr : client_ca_file_.c_str());
   if (!server_->is_valid()) throw std::runtime_error("FakeKubeApiServer: TLS setup failed");
   // A thread per connection: each open watch holds one for its whole life.
   server_->new_task_queue = [] { return new ElasticTaskQueue(256); };
@@ -113,7 +117,8 @@ FakeKubeApiServer::FakeKubeApiServer(std::string token, const std::string& clien
                [this](const httplib::Request& req, httplib::Response& res) {
                  Serve(req, res, req.matches[1].str());
                });
-  port_ = server_->bind_to_any_port("127.0.0.1");
+  port_ = port == 0 ? server_->bind_to_any_port("127.0.0.1")
+                    : (server_->bind_to_port("127.0.0.1", port) ? port : -1);
   if (port_ < 0) throw std::runtime_error("FakeKubeApiServer: cannot bind 127.0.0.1");
   serving_ = std::thread([this] { server_->listen_after_bind(); });
   // Stop() is lost on a server that has not begun listening; the loop begins within microseconds.
@@ -132,6 +137,20 @@ void FakeKubeApiServer::Stop() {
   }
   changed_.notify_all();
   if (serving_.joinable()) serving_.join();
+}
+
+void FakeKubeApiServer::Restart() {
+  Stop();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = false;
+  }
+  Listen(port_);
+}
+
+void FakeKubeApiServer::SetOutage(int status) {
+  std::lock_guard<std::mutex> lock(mu_);
+  outage_status_ = status;
 }
 
 std::string FakeKubeApiServer::url() const { return "https://127.0.0.1:" + std::to_string(port_); }
@@ -240,6 +259,11 @@ void FakeKubeApiServer::Serve(const httplib::Request& req, httplib::Response& re
     if (client_cn.empty() && req.get_header_value("Authorization") != "Bearer " + token_) {
       res.status = 401;
       res.set_content(StatusBody(401), "application/json");
+      return;
+    }
+    if (outage_status_ != 0) {
+      res.status = outage_status_;
+      res.set_content(StatusBody(outage_status_), "application/json");
       return;
     }
     auto& faults = At(name).faults[kind];

@@ -9,6 +9,8 @@
 //   - With a client CA, a TLS client certificate from it is required and stands in for the token.
 //   - Faults for the next request of a kind: an HTTP status with a Status body (410, 500, or an
 //     expired continue token), and a delay before answering (a slow server).
+//   - Outages: every request answered with one status (SetOutage), or the server down
+//     (Stop: connections refused) and up again on the same port (Restart).
 // Every request is recorded (target and headers) so tests can assert what the client asked.
 //
 //   FakeKubeApiServer api("s3cret");
@@ -99,8 +101,14 @@ class FakeKubeApiServer {
   bool WaitForWatches(const std::string& resource, size_t count, std::chrono::milliseconds timeout);
   std::vector<RecordedRequest> requests() const;
 
+  // Every request, of any kind, answers `status` and a Status body until SetOutage(0).
+  void SetOutage(int status);
+
   // Ends open watch streams (cleanly), then stops serving. Called by the destructor.
   void Stop();
+  // Stop()s if serving, then serves again on the same port with the same certificate and
+  // state: the API server coming back. Throws if the port was taken meanwhile.
+  void Restart();
 
  private:
   struct StoredObject {
@@ -127,8 +135,10 @@ class FakeKubeApiServer {
   void ServeWatch(const httplib::Request& req, httplib::Response& res, const std::string& name);
   Resource& At(const std::string& name);  // mu_ held
   void Push(const std::string& name, WatchStep step);
+  void Listen(int port);  // 0: any free port
 
   TlsFiles tls_;
+  std::string client_ca_file_;
   std::unique_ptr<httplib::SSLServer> server_;
   std::thread serving_;
   int port_ = 0;
@@ -138,6 +148,7 @@ class FakeKubeApiServer {
   std::string token_;
   std::map<std::string, Resource> resources_;
   std::vector<RecordedRequest> requests_;
+  int outage_status_ = 0;
   bool stopping_ = false;
 };
 
