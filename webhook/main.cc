@@ -15,6 +15,7 @@ Usage:
   gpuadmit serve   --policy FILE --tls-cert FILE --tls-key FILE [--client-ca FILE]
                    [--listen 0.0.0.0:8443]
                    --cluster FILE [--log-level debug|info|warn|error] [--max-connections N]
+                   [--workers N]
   gpuadmit review  --policy FILE --cluster FILE [--dcgm-file FILE] [--explain]
                    [REVIEW.json | -]
   gpuadmit check-policy FILE

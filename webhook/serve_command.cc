@@ -82,9 +82,10 @@ class ClusterFileSource {
 }  // namespace
 
 int ServeCommand(int argc, char** argv) {
-  Flags f({"policy", "tls-cert", "tls-key", "client-ca", "listen", "cluster", "kubeconfig",
-           "context", "prometheus", "dcgm-file", "metrics-listen", "log-level", "max-connections"},
-          {});
+  Flags f(
+      {"policy", "tls-cert", "tls-key", "client-ca", "listen", "cluster", "kubeconfig", "context",
+       "prometheus", "dcgm-file", "metrics-listen", "log-level", "max-connections", "workers"},
+      {});
   if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("serve", err);
   for (const char* required : {"policy", "tls-cert", "tls-key"}) {
     if (!f.Has(required)) return UsageError("serve", std::string("--") + required + " is required");
@@ -111,6 +112,16 @@ int ServeCommand(int argc, char** argv) {
       options.max_connections = std::stoul(f.Value("max-connections"));
     } catch (const std::exception&) {
       return UsageError("serve", "--max-connections must be a number");
+    }
+  }
+  if (f.Has("workers")) {
+    try {
+      options.worker_threads = static_cast<unsigned>(std::stoul(f.Value("workers")));
+    } catch (const std::exception&) {
+      return UsageError("serve", "--workers must be a number");
+    }
+    if (options.worker_threads == 0 || options.worker_threads > 256) {
+      return UsageError("serve", "--workers must be between 1 and 256");
     }
   }
   options.cert_file = f.Value("tls-cert");

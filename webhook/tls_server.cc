@@ -6,6 +6,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -13,7 +14,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
 #include "webhook/event_loop.h"
@@ -97,6 +100,24 @@ Result<int> Listen(const std::string& host, int port_wanted, int& port) {
   return fd;
 }
 
+// One worker per CPU this process may use: the affinity mask (a cpuset, Kubernetes' static CPU
+// manager), capped by a cgroup v2 CPU quota ("200000 100000" in cpu.max is two CPUs). A pod
+// limited to 2 CPUs on a 64-core node then runs 2 loops, not 64.
+unsigned DefaultWorkers() {
+  cpu_set_t set;
+  unsigned cpus = sched_getaffinity(0, sizeof set, &set) == 0
+                      ? static_cast<unsigned>(CPU_COUNT(&set))
+                      : std::thread::hardware_concurrency();
+  std::ifstream cpu_max("/sys/fs/cgroup/cpu.max");
+  std::string quota;
+  long period = 0;
+  if (cpu_max >> quota >> period && quota != "max" && period > 0) {
+    long q = std::atol(quota.c_str());
+    if (q > 0) cpus = std::min<unsigned>(cpus, static_cast<unsigned>((q + period - 1) / period));
+  }
+  return std::max(1u, cpus);
+}
+
 HttpResponse JsonError(int status, std::string_view reason) {
   return {status, kJson, R"({"error":")" + std::string(reason) + "\"}", {}, false};
 }
@@ -141,7 +162,7 @@ Result<std::unique_ptr<TlsServer>> TlsServer::Create(const ServerOptions& option
                           std::chrono::seconds(options.write_timeout_seconds),
                           std::chrono::milliseconds(options.linger_after_stop_ms)};
   unsigned workers = options.worker_threads;
-  if (workers == 0) workers = std::max(1u, std::thread::hardware_concurrency());
+  if (workers == 0) workers = DefaultWorkers();
   for (unsigned i = 0; i < workers; ++i) {
     auto loop = EventLoop::Create(*self, limits, self->stopping_);
     if (!loop.ok()) return loop.error();

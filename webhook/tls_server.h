@@ -56,7 +56,8 @@ struct ServerOptions {
   // After Stop, an idle kept-alive connection still answers one request for this long (then
   // closes): a request the client sent as the server stopped is answered, not reset.
   int linger_after_stop_ms = 1000;
-  // Worker loops serving connections; 0: one per CPU.
+  // Worker loops serving connections; 0: one per CPU the process may use (affinity, cgroup
+  // CPU quota).
   unsigned worker_threads = 0;
 };
 

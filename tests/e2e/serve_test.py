@@ -415,6 +415,10 @@ def case_cli():
           and other in msgs[0], "rc %d %r" % (p.returncode, p.stderr))
     p = subprocess.run(base + ["--tls-key", A.key], capture_output=True, text=True, timeout=30)
     check("serve without --policy: exit 2", p.returncode == 2, "rc %d %r" % (p.returncode, p.stderr))
+    p = subprocess.run(base + ["--policy", A.policy, "--tls-key", A.key, "--workers", "0"],
+                       capture_output=True, text=True, timeout=30)
+    check("serve --workers 0: exit 2, says the range", p.returncode == 2 and
+          "--workers must be between 1 and 256" in p.stderr, "rc %d %r" % (p.returncode, p.stderr))
 
 
 class ConfigMapMount:
