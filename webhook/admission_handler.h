@@ -45,6 +45,7 @@ class AdmissionHandler {
   void SetPolicy(std::shared_ptr<const Policy> policy) { policy_.store(std::move(policy)); }
   void SetSnapshot(std::shared_ptr<const InventorySnapshot> snapshot) {
     snapshot_.store(std::move(snapshot));
+    metrics_.Inc(Counter::kSnapshots);
   }
 
   // The newest GPU metrics (a GpuMetricsPoller's, node names already mapped); none or empty:

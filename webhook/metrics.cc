@@ -43,6 +43,9 @@ constexpr CounterInfo kCounters[] = {
     {Counter::kCertReloadFailures, "gpuadmit_certificate_reload_failures_total", "",
      "Changed serving certificate files that were refused (unreadable, key mismatch, outside "
      "their validity); the last good pair stayed."},
+    {Counter::kSnapshots, "gpuadmit_inventory_snapshots_total", "",
+     "Inventory snapshots handed to decisions: one per batch of watch events, relist or cluster "
+     "file load."},
 };
 
 }  // namespace

@@ -32,6 +32,7 @@ enum class Counter {
   kPolicyReloadFailures,   // degraded: a changed --policy file did not validate; the last stays
   kCertReloads,            // changed --tls-cert/--tls-key files loaded; new handshakes use them
   kCertReloadFailures,     // degraded: changed certificate files were refused; the last stays
+  kSnapshots,              // an inventory snapshot was handed to decisions
   kCount,
 };
 
