@@ -155,13 +155,7 @@ int ServeCommand(int argc, char** argv) {
 
   // A Secret mount swaps both files at once; either one changing reloads the pair.
   auto reload_certificate = [&s = *server.value(), &metrics, &log] {
-    if (auto error = s.ReloadCertificate()) {
-      metrics.Inc(Counter::kCertReloadFailures);
-      log.Warn("serving certificate reload refused; keeping the current pair", {{"error", *error}});
-      return;
-    }
-    metrics.Inc(Counter::kCertReloads);
-    log.Info("serving certificate reloaded", {{"notAfter", s.CertificateNotAfter()}});
+    ReloadServingCertificate(s, metrics, log);
   };
   FileReloader cert_reloader(options.cert_file, std::chrono::seconds(1), reload_certificate);
   FileReloader key_reloader(options.key_file, std::chrono::seconds(1), reload_certificate);

@@ -304,6 +304,16 @@ void TlsServer::Stop() {
   for (auto& loop : loops_) loop->Wake();
 }
 
+void ReloadServingCertificate(TlsServer& server, Metrics& metrics, Logger& log) {
+  if (auto error = server.ReloadCertificate()) {
+    metrics.Inc(Counter::kCertReloadFailures);
+    log.Warn("serving certificate reload refused; keeping the current pair", {{"error", *error}});
+    return;
+  }
+  metrics.Inc(Counter::kCertReloads);
+  log.Info("serving certificate reloaded", {{"notAfter", server.CertificateNotAfter()}});
+}
+
 bool TlsServer::Drain(std::chrono::milliseconds settle,
                       std::chrono::steady_clock::time_point deadline) {
   using Clock = std::chrono::steady_clock;

@@ -115,4 +115,9 @@ class TlsServer : private ConnectionHost {
   std::atomic<int64_t> last_request_end_ns_{0};  // steady_clock, for Drain's settle period
 };
 
+// Loads the server's certificate files again and reports the outcome, as serve does when either
+// file changes: gpuadmit_certificate_reloads_total and an info line with the new notAfter, or
+// gpuadmit_certificate_reload_failures_total and a warning saying why the current pair stays.
+void ReloadServingCertificate(TlsServer& server, Metrics& metrics, Logger& log);
+
 }  // namespace gpuadmit

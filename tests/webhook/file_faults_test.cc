@@ -126,15 +126,7 @@ TEST(CertificateFileFaults, DeletedFilesKeepTheServingPairAndANewPairPutBackIsSe
     }
   } stop_at_exit{server, serving};
   // As serve wires --tls-cert and --tls-key: either file changing reloads the pair.
-  auto reload_certificate = [&] {
-    if (auto error = server.ReloadCertificate()) {
-      metrics.Inc(Counter::kCertReloadFailures);
-      log.Warn("serving certificate reload refused; keeping the current pair", {{"error", *error}});
-      return;
-    }
-    metrics.Inc(Counter::kCertReloads);
-    log.Info("serving certificate reloaded", {{"notAfter", server.CertificateNotAfter()}});
-  };
+  auto reload_certificate = [&] { ReloadServingCertificate(server, metrics, log); };
   FileReloader cert_reloader(options.cert_file, seconds(1), reload_certificate);
   FileReloader key_reloader(options.key_file, seconds(1), reload_certificate);
   cert_reloader.Start();

@@ -8,6 +8,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/fakes/loopback_server.h"
 #include "tests/fakes/raw_tls_client.h"
 #include "tests/fakes/test_cluster.h"
 #include "tests/fakes/tls_files.h"
@@ -49,11 +50,7 @@ class TlsServerHttpTest : public ::testing::Test {
   }
 
   void Start(int read_timeout_seconds = 10) {
-    ServerOptions options;
-    options.host = "127.0.0.1";
-    options.port = 0;
-    options.cert_file = tls_.cert_file();
-    options.key_file = tls_.key_file();
+    ServerOptions options = testing::LoopbackOptions(tls_);
     options.read_timeout_seconds = read_timeout_seconds;
     auto server = TlsServer::Create(options, handler_, metrics_, log_);
     ASSERT_TRUE(server.ok()) << server.error().message;

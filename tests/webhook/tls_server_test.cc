@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/fakes/loopback_server.h"
 #include "tests/fakes/raw_tls_client.h"
 #include "tests/fakes/test_cluster.h"
 #include "tests/fakes/tls_files.h"
@@ -30,16 +31,7 @@ namespace {
 
 using nlohmann::json;
 using testing::ConnectLoopback;
-
-// Options for a server on 127.0.0.1, any free port, presenting `tls`.
-ServerOptions LoopbackOptions(const testing::TlsFiles& tls) {
-  ServerOptions options;
-  options.host = "127.0.0.1";
-  options.port = 0;
-  options.cert_file = tls.cert_file();
-  options.key_file = tls.key_file();
-  return options;
-}
+using testing::LoopbackOptions;
 
 class TlsServerTest : public ::testing::Test {
  protected:
