@@ -11,7 +11,7 @@ endif
 
 # Everything the build, the tests and the benchmarks use (DESIGN.md, "Dependencies").
 DEBS := cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-dev libfmt-dev \
-        libyaml-cpp-dev rapidjson-dev libjemalloc-dev libgtest-dev libgmock-dev libbenchmark-dev openssl curl \
+        libyaml-cpp-dev rapidjson-dev libsimdjson-dev libjemalloc-dev libgtest-dev libgmock-dev libbenchmark-dev openssl curl \
         python3 python3-jsonpatch python3-yaml wrk nginx-light prometheus
 
 # make fuzz: clang and its libFuzzer runtime, installed only when fuzzing.

@@ -291,10 +291,11 @@ nlohmann::json SpecAsking(const std::string& resource) {
 void MeasureLookups(const Options& o, Results& r) {
   const InventorySnapshot& snapshot = *r.synced;
   Policy policy;
-  PodRequest free_ask =
-      PodRequest::From("team-10", "bench-3g", SpecAsking("nvidia.com/mig-3g.40gb"));
-  PodRequest gone_ask =
-      PodRequest::From("team-10", "bench-2g", SpecAsking("nvidia.com/mig-2g.20gb"));
+  // PodRequest points into its spec: the specs must outlive the requests.
+  const nlohmann::json free_spec = SpecAsking("nvidia.com/mig-3g.40gb");
+  const nlohmann::json gone_spec = SpecAsking("nvidia.com/mig-2g.20gb");
+  PodRequest free_ask = PodRequest::From("team-10", "bench-3g", free_spec);
+  PodRequest gone_ask = PodRequest::From("team-10", "bench-2g", gone_spec);
   Decision free_decision = Plan(free_ask, snapshot, policy);
   Decision gone_decision = Plan(gone_ask, snapshot, policy);
   std::string body = testing::ReadSourceFile("bench/fixtures/pod-review-3k.json");

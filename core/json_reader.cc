@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/json_trie_reader.h"
+
 namespace gpuadmit {
 namespace {
 
@@ -179,6 +181,9 @@ size_t FirstInvalidUtf8(std::string_view text) {
 }  // namespace
 
 Result<json> ParseJson(std::string_view text, const JsonReadOptions& options) {
+  if (options.keep != nullptr && options.skip.empty()) {
+    return ParseJsonKeeping(text, *options.keep, options.max_depth);
+  }
   // The in-situ stream below ends at a NUL; JSON never has a raw one, so refuse it here rather
   // than let the parse stop early and accept what follows.
   if (size_t nul = text.find('\0'); nul != std::string_view::npos) {

@@ -28,7 +28,9 @@ using JsonKeyPath = std::span<const std::string_view>;
 struct JsonReadOptions {
   int max_depth = 512;
   std::span<const JsonKeyPath> skip;  // values at these paths are left out of the DOM
-  const FieldTrie* keep = nullptr;    // when set, only the fields it names are built
+  // When set (and `skip` is empty), only the fields it names are built, with simdjson
+  // (core/json_trie_reader.h: scalars in skipped values are not checked).
+  const FieldTrie* keep = nullptr;
 };
 
 // Parses `text` whole. Errors name the byte offset and what is wrong: bad syntax, invalid UTF-8,
