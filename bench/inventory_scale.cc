@@ -362,7 +362,7 @@ void Report(const Options& o, const ScaleCluster& cluster, const std::string& ma
   row("initial sync: CPU by thread (s)", threads);
   row("RSS after sync (VmRSS)", Fixed(r.after_sync.rss_mib, 0) + " MiB", full ? "<= 1024 MiB" : "",
       full, r.after_sync.rss_mib <= 1024);
-  row("peak RSS by then (VmHWM) / heap in use (mallinfo2) / RSS before Start",
+  row("peak RSS by then (VmHWM) / heap in use (allocator) / RSS before Start",
       Fixed(r.after_sync.hwm_mib, 0) + " / " + Fixed(r.heap_after_sync_mib, 0) + " / " +
           Fixed(r.before_start.rss_mib, 0) + " MiB");
   row("watch: events applied per second", Fixed(r.events_per_s, 0) + " /s",

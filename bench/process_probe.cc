@@ -2,6 +2,9 @@
 
 #include <dirent.h>
 #include <malloc.h>
+#ifdef GPUADMIT_WITH_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -33,7 +36,20 @@ Memory ReadMemory() {
   return m;
 }
 
-double HeapInUseMib() { return static_cast<double>(mallinfo2().uordblks) / (1 << 20); }
+double HeapInUseMib() {
+#ifdef GPUADMIT_WITH_JEMALLOC
+  // jemalloc's own count: glibc's mallinfo2 sees nothing once jemalloc serves malloc.
+  uint64_t epoch = 1;
+  size_t size = sizeof epoch;
+  mallctl("epoch", &epoch, &size, &epoch, size);  // refresh the statistics
+  size_t allocated = 0;
+  size = sizeof allocated;
+  if (mallctl("stats.allocated", &allocated, &size, nullptr, 0) != 0) return 0;
+  return static_cast<double>(allocated) / (1 << 20);
+#else
+  return static_cast<double>(mallinfo2().uordblks) / (1 << 20);
+#endif
+}
 
 std::vector<std::pair<int, double>> ThreadCpu() {
   std::vector<std::pair<int, double>> out;
