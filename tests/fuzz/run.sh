@@ -4,10 +4,13 @@
 # A crash, leak, sanitizer report or timeout fails the run and leaves the reproducer in
 # $OUT/<target>/ (default a temporary directory, kept on failure).
 #
-#   tests/fuzz/run.sh BUILD_DIR [SECONDS]      (FUZZ_JOBS=N: targets at once, default 2)
+#   tests/fuzz/run.sh BUILD_DIR [SECONDS [TARGET...]]  (FUZZ_JOBS=N: targets at once, default 2;
+#                                                      no TARGET: all of them)
 set -eu
 build=$(cd "$1" && pwd)
 seconds=${2:-60}
+shift $(( $# < 2 ? $# : 2 ))
+targets=${*:-review policy kubeconfig prometheus watch_event http_request}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-$(mktemp -d /tmp/gpuadmit-fuzz.XXXXXX)}
 mkdir -p "$out"
@@ -45,7 +48,7 @@ run() {  # run TARGET: fuzz for $seconds; the log is $out/TARGET/log
 
 status=0
 jobs=${FUZZ_JOBS:-2}  # targets fuzzed at once
-set -- review policy kubeconfig prometheus watch_event http_request
+set -- $targets
 while [ $# -gt 0 ]; do
   pids=""
   n=0
@@ -56,7 +59,7 @@ while [ $# -gt 0 ]; do
   for pid in $pids; do wait "$pid" || status=1; done
 done
 
-for target in review policy kubeconfig prometheus watch_event http_request; do
+for target in $targets; do
   log="$out/$target/log"
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   corpus=$(find "$out/$target/corpus" -type f | wc -l)
