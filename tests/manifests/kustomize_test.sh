@@ -246,7 +246,7 @@ def selector_matches(selector, labels):
 EXPECTED_RULES = {("", "v1", "pods"), ("apps", "v1", "deployments"),
                   ("apps", "v1", "replicasets"), ("apps", "v1", "statefulsets"),
                   ("apps", "v1", "daemonsets"), ("batch", "v1", "jobs"),
-                  ("batch", "v1", "cronjobs")}
+                  ("batch", "v1", "cronjobs"), ("ome.io", "*", "inferenceservices")}
 
 def check_webhook(kinds, where, expect_ca=None):
     mwc = one(kinds, "MutatingWebhookConfiguration", "gpuadmit")
@@ -306,7 +306,8 @@ def check_webhook(kinds, where, expect_ca=None):
                 for res in r.get("resources", []):
                     got.add((g, v, res))
     report(got == EXPECTED_RULES, where + ": rules cover pods, deployments, replicasets, "
-           "statefulsets, daemonsets, jobs, cronjobs and nothing else", str(sorted(got)))
+           "statefulsets, daemonsets, jobs, cronjobs, the policy's OME inferenceservices and "
+           "nothing else", str(sorted(got)))
     report(not bad, where + ": every rule is CREATE+UPDATE, scope Namespaced", str(bad))
 
 def check_base(kinds, where, policy_text):
