@@ -99,6 +99,21 @@ TEST(ParseJson, AcceptsEveryValidUtf8FormAndNamesTheFirstBadByte) {
 namespace gpuadmit {
 namespace {
 
+// Found by the review fuzz target: RapidJSON 1.1.0 decodes "\udfee" to the bytes ED BF AE, which
+// are not UTF-8; the answer then could not echo the uid it was given.
+TEST(ParseJson, RefusesAnEscapedLoneSurrogateAndKeepsProperPairs) {
+  for (std::string_view text : {R"({"uid":"a\udfee"})", R"({"\udc00":1})", R"(["\ud800x"])"}) {
+    auto doc = ParseJson(text);
+    ASSERT_FALSE(doc.ok()) << text;
+    EXPECT_EQ(doc.error().message.rfind("invalid JSON at byte ", 0), 0u) << doc.error().message;
+  }
+  EXPECT_EQ(ParseJson(R"({"uid":"a\udfee"})").error().message,
+            "invalid JSON at byte 16: a \\u escape of a lone surrogate");
+  auto pair = ParseJson(R"(["\ud83d\ude00"])");
+  ASSERT_TRUE(pair.ok()) << pair.error().message;
+  EXPECT_EQ(pair.value()[0], "\xF0\x9F\x98\x80");
+}
+
 TEST(ParseJson, ARawNulIsAnErrorNotTheEndOfTheDocument) {
   EXPECT_EQ(ParseJson(std::string("{}\0{\"x\":1}", 10)).error().message,
             "invalid JSON at byte 2: NUL byte");

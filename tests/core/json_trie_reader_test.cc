@@ -98,6 +98,11 @@ TEST(ParseJsonKeeping, RefusesBrokenSyntaxInvalidUtf8TrailingContentAndDeepNesti
     ASSERT_FALSE(doc.ok()) << bad;
     EXPECT_EQ(doc.error().message.rfind("invalid JSON", 0), 0u) << doc.error().message;
   }
+  // A \u escape of a lone surrogate would not be UTF-8 once decoded.
+  FieldTrie kept = FieldTrie::FromPatterns({"**"});
+  EXPECT_FALSE(ParseJsonKeeping(R"({"uid":"a\udfee"})", kept, 512).ok());
+  EXPECT_FALSE(ParseJsonKeeping(R"({"\udc00":1})", kept, 512).ok());
+  EXPECT_EQ(ParseJsonKeeping(R"(["\ud83d\ude00"])", kept, 512).value()[0], "\xF0\x9F\x98\x80");
   // Invalid UTF-8 is refused even inside a value the trie skips: the whole text is validated.
   EXPECT_FALSE(ParseJsonKeeping("{\"junk\":\"\xc3\x28\"}", pod, 512).ok());
   FieldTrie all = FieldTrie::FromPatterns({"**"});
