@@ -12,13 +12,63 @@ __extension__ typedef __int128 Int;
 // 2^63 milli-units: anything larger does not fit the int64 the rest of gpuadmit uses.
 constexpr Int kMaxMilli = static_cast<Int>(INT64_MAX);
 
-Int Pow(Int base, int exponent) {
-  Int r = 1;
-  for (int i = 0; i < exponent; ++i) {
-    r *= base;
-    if (r > kMaxMilli * 1000) return kMaxMilli * 1000;  // saturate; the caller rejects it
+// Multiplies `v` (at most kMaxMilli) by `factor` (2 or 10) `times` times; false as soon as it
+// passes kMaxMilli. Each product is at most 10 x kMaxMilli, far inside Int.
+bool ScaleUp(Int& v, Int factor, int times) {
+  for (int i = 0; i < times; ++i) {
+    v *= factor;
+    if (v > kMaxMilli) return false;
   }
+  return true;
+}
+
+// 10^n for n <= 37 (the largest that fits Int with room to spare).
+Int PowerOfTen(int n) {
+  Int r = 1;
+  for (int i = 0; i < n; ++i) r *= 10;
   return r;
+}
+
+// ceil(v / 10^n) for v >= 0.
+Int CeilDivPowerOfTen(Int v, int n) {
+  if (n > 37) return v > 0 ? 1 : 0;  // v has at most 36 digits: less than one, rounded up
+  Int d = PowerOfTen(n);
+  return v / d + (v % d != 0 ? 1 : 0);
+}
+
+// The value in milli-units, rounded up, of mantissa x 10^-fraction_digits x suffix, or -1 when
+// it passes kMaxMilli. Exact: no step overflows, whatever the exponent (the review and
+// watch_event fuzz targets found "1e999"-style products that overflowed 128 bits).
+Int ToMilli(Int mantissa, int fraction_digits, int base, int exponent) {
+  if (mantissa == 0) return 0;
+  if (base == 10) {  // mantissa x 10^(exponent + 3 - fraction_digits)
+    int p = exponent + 3 - fraction_digits;
+    if (p < 0) return CeilDivPowerOfTen(mantissa, -p);
+    if (mantissa > kMaxMilli) return -1;
+    return ScaleUp(mantissa, 10, p) ? mantissa : -1;
+  }
+  // mantissa x 2^exponent x 10^(3 - fraction_digits)
+  int t = 3 - fraction_digits;
+  if (t >= 0) {
+    if (mantissa > kMaxMilli) return -1;
+    return ScaleUp(mantissa, 10, t) && ScaleUp(mantissa, 2, exponent) ? mantissa : -1;
+  }
+  // Whole part q x 2^exponent, then the fraction r / d x 2^exponent by binary long division.
+  Int d = PowerOfTen(-t);  // -t <= 33: the mantissa has at most 36 digits
+  Int q = mantissa / d;
+  Int r = mantissa % d;
+  if (q > kMaxMilli || !ScaleUp(q, 2, exponent)) return -1;
+  Int fraction = 0;
+  for (int i = 0; i < exponent; ++i) {
+    fraction *= 2;
+    r *= 2;
+    if (r >= d) {
+      r -= d;
+      fraction += 1;
+    }
+  }
+  Int milli = q + fraction + (r != 0 ? 1 : 0);
+  return milli > kMaxMilli ? -1 : milli;
 }
 
 struct Suffix {
@@ -120,21 +170,8 @@ Result<int64_t> ParseQuantityMilli(std::string_view text) {
   if (!ParseSuffix(s.substr(i), suffix)) {
     return Error{"quantity \"" + shown + "\" has an unknown suffix"};
   }
-  // value * 1000 = mantissa * base^exponent * 10^3 / 10^fraction_digits
-  Int numerator = mantissa;
-  Int denominator = Pow(10, fraction_digits);
-  if (suffix.base == 2) {
-    numerator *= Pow(2, suffix.exponent) * 1000;
-  } else {
-    int e = suffix.exponent + 3;
-    if (e >= 0) {
-      numerator *= Pow(10, e);
-    } else {
-      denominator *= Pow(10, -e);
-    }
-  }
-  Int milli = numerator / denominator + (numerator % denominator != 0 ? 1 : 0);
-  if (milli > kMaxMilli) return Error{"quantity \"" + shown + "\" is too large"};
+  Int milli = ToMilli(mantissa, fraction_digits, suffix.base, suffix.exponent);
+  if (milli < 0) return Error{"quantity \"" + shown + "\" is too large"};
   return static_cast<int64_t>(negative ? -milli : milli);
 }
 

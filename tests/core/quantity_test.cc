@@ -31,6 +31,37 @@ TEST(Quantity, RejectsValuesBeyondInt64MilliUnits) {
   EXPECT_FALSE(ParseQuantityMilli("99999999999999999999").ok());
 }
 
+// Found by the watch_event fuzz target: a 36-digit mantissa times a saturated power overflowed
+// 128 bits (UBSan). Every product is now checked against the int64 range as it grows.
+TEST(Quantity, HugeAndTinyExponentsAreExactOrTooLargeNeverOverflow) {
+  struct Case {
+    const char* text;
+    int64_t milli;  // -1: "too large"
+  } cases[] = {
+      {"123456789012345678901234567890123456Ei", -1},
+      {"999999999999999999999999999999999999e999", -1},
+      {"0.00000000000000000000000000000000001e999", -1},
+      {"1e-999", 1},  // positive and below one milli-unit: rounded up, as before
+      {"0e999", 0},
+      {"7Pi", 7881299347898368000},
+      {"8Pi", 9007199254740992000},
+      {"9Pi", -1},
+      {"0.5Ki", 512000},
+      {"1.000000000000000000000000000000001Ki", 1024001},
+      {"0.000000000000000000000000000000001Ei", 1},
+  };
+  for (const Case& c : cases) {
+    auto r = ParseQuantityMilli(c.text);
+    if (c.milli < 0) {
+      ASSERT_FALSE(r.ok()) << c.text;
+      EXPECT_EQ(r.error().message, "quantity \"" + std::string(c.text) + "\" is too large");
+    } else {
+      ASSERT_TRUE(r.ok()) << c.text << ": " << r.error().message;
+      EXPECT_EQ(r.value(), c.milli) << c.text;
+    }
+  }
+}
+
 TEST(Quantity, ExtendedResourcesMustBeWholeNonNegativeNumbers) {
   EXPECT_EQ(ParseWholeQuantity("2").value(), 2);
   EXPECT_EQ(ParseWholeQuantity("1000m").value(), 1);
