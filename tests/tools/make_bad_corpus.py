@@ -88,6 +88,13 @@ def build():
     assert raw.count(marker) == 1
     files["invalid-utf8.json"] = raw.replace(marker, b'"gpu-\xff\xfe-pod"')
 
+    # metadata.name with the escape of a lone low surrogate: well-formed JSON text, but the
+    # decoded string would not be UTF-8 (found by fuzzing, in request.uid)
+    d = copy.deepcopy(base)
+    d["request"]["object"]["metadata"]["name"] = "gpu-\u0000MARK\u0000-pod"
+    raw = dumps(d)
+    files["lone-surrogate.json"] = raw.replace(marker, b'"gpu-\\udfee-pod"')
+
     # 100,000 nested arrays as request.object (well-formed apart from the depth)
     head = ('{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"%s",'
             '"kind":{"group":"","version":"v1","kind":"Pod"},'
