@@ -95,6 +95,20 @@ InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
   return s;
 }
 
+std::map<std::string, std::string, std::less<>> ClusterState::NodesOfPodsNamed(
+    const std::set<std::string, std::less<>>& names) const {
+  std::map<std::string, std::string, std::less<>> out;
+  if (names.empty()) return out;
+  for (const auto& [key, pod] : pods_) {
+    if (pod.node.empty()) continue;
+    std::string_view name = std::string_view(key).substr(key.find('/') + 1);
+    if (names.find(name) == names.end()) continue;
+    if (nodes_.count(std::string(name)) > 0) continue;  // a node's own name stays that node
+    out.emplace(std::string(name), pod.node);
+  }
+  return out;
+}
+
 std::vector<std::string> ClusterState::TakeArrivedReservations() {
   std::vector<std::string> out;
   out.swap(arrived_reservations_);

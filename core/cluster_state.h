@@ -11,6 +11,8 @@
 // immutable and safe to share.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -42,6 +44,12 @@ class ClusterState {
 
   // Copies the current state into a snapshot (O(nodes), shares every NodeFacts).
   InventorySnapshot Snapshot(uint64_t version) const;
+
+  // The node of each bound pod whose name (any namespace) is in `names`: how a dcgm-exporter
+  // host label that is its pod's name finds the node. O(pods); a name in two namespaces keeps
+  // the first met; a name that is a node's own is left out (that host already is the node).
+  std::map<std::string, std::string, std::less<>> NodesOfPodsNamed(
+      const std::set<std::string, std::less<>>& names) const;
 
   // Reservation keys carried by pods that arrived since the last call: the ledger releases them.
   std::vector<std::string> TakeArrivedReservations();

@@ -92,6 +92,12 @@ KubeInventory::KubeInventory(KubeApi& nodes_api, KubeApi& pods_api, const Clock&
   pods_ = std::make_unique<Reflector>(pods_api, clock, log, pods, *pod_sink_);
 }
 
+std::map<std::string, std::string, std::less<>> KubeInventory::NodesOfPodsNamed(
+    const std::set<std::string, std::less<>>& names) {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  return state_.NodesOfPodsNamed(names);
+}
+
 KubeInventory::~KubeInventory() { Stop(); }
 
 void KubeInventory::Start() {

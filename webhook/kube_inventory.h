@@ -14,8 +14,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -57,6 +59,10 @@ class KubeInventory {
   // A watch has been down longer than the staleness limit.
   bool Stale() const;
   uint64_t snapshots_published() const { return version_.load(); }
+  // ClusterState::NodesOfPodsNamed under the state lock: for the GPU metrics poller, every poll
+  // (not every event), to join dcgm-exporter hosts named after their pods to nodes.
+  std::map<std::string, std::string, std::less<>> NodesOfPodsNamed(
+      const std::set<std::string, std::less<>>& names);
 
  private:
   class Sink;

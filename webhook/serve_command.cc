@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -162,8 +163,8 @@ int ServeCommand(int argc, char** argv) {
   cert_reloader.Start();
   key_reloader.Start();
 
-  // dcgm-exporter hosts that are its pods' names, mapped to their nodes: known for a cluster
-  // file; from the live API only hosts that are node names already (NODE_NAME set) match.
+  // dcgm-exporter hosts that are its pods' names, mapped to their nodes: from the cluster file
+  // here; with the live API, looked up in the pod watch's state at each metrics poll.
   std::atomic<std::shared_ptr<const HostToNode>> exporter_hosts{
       std::make_shared<const HostToNode>()};
   std::unique_ptr<ClusterFileSource> file_source;
@@ -188,8 +189,14 @@ int ServeCommand(int argc, char** argv) {
     std::unique_ptr<GpuMetricsReader> reader = std::move(made).value();
     GpuMetricsPollerOptions poll;
     poll.source = f.Has("prometheus") ? f.Value("prometheus") : f.Value("dcgm-file");
-    poll.on_publish = [&handler, &exporter_hosts](std::shared_ptr<const ClusterGpuMetrics> m) {
+    poll.on_publish = [&handler, &exporter_hosts,
+                       &kube_source](std::shared_ptr<const ClusterGpuMetrics> m) {
       std::shared_ptr<const HostToNode> hosts = exporter_hosts.load();
+      if (kube_source.inventory != nullptr) {  // live: the exporter pods from the pod watch
+        std::set<std::string, std::less<>> names;
+        for (const NodeGpuMetrics& node : m->nodes()) names.insert(node.node);
+        hosts = std::make_shared<const HostToNode>(kube_source.inventory->NodesOfPodsNamed(names));
+      }
       if (!hosts->empty()) m = std::make_shared<const ClusterGpuMetrics>(RenameNodes(*m, *hosts));
       handler.SetGpuMetrics(std::move(m));
     };

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "core/json_reader.h"
 #include "core/yaml_json.h"
 #include "tests/fakes/test_cluster.h"
@@ -44,6 +47,23 @@ TEST(ClusterState, PodsMoveTheirUsageAsTheyChangeAndGo) {
   state.UpsertPod(Pod("ns/b", "n1", 2, /*terminal=*/true));  // Succeeded frees its devices
   state.DeletePod("ns/a");
   EXPECT_EQ(state.Snapshot(3).FindNode("n1")->Free(k2g), 4);
+}
+
+TEST(ClusterState, NodesOfPodsNamedJoinsExporterPodNamesToTheirNodes) {
+  ClusterState state("gpuadmit.io/reservation");
+  state.UpsertNode(Node("gpu-a", 4));
+  state.UpsertNode(Node("gpu-b", 4));
+  state.UpsertPod(Pod("gpu-operator/nvidia-dcgm-exporter-s228n", "gpu-a", 0));
+  state.UpsertPod(Pod("gpu-operator/nvidia-dcgm-exporter-x9k2p", "gpu-b", 0));
+  state.UpsertPod(Pod("gpu-operator/nvidia-dcgm-exporter-pending", "", 0));  // not bound yet
+  state.UpsertPod(Pod("default/gpu-a", "gpu-b", 0));  // named like a node: the node wins
+  std::set<std::string, std::less<>> hosts = {"nvidia-dcgm-exporter-s228n",
+                                              "nvidia-dcgm-exporter-x9k2p",
+                                              "nvidia-dcgm-exporter-pending", "gpu-a", "unknown"};
+  EXPECT_EQ(state.NodesOfPodsNamed(hosts),
+            (std::map<std::string, std::string, std::less<>>{
+                {"nvidia-dcgm-exporter-s228n", "gpu-a"}, {"nvidia-dcgm-exporter-x9k2p", "gpu-b"}}));
+  EXPECT_TRUE(state.NodesOfPodsNamed({}).empty());
 }
 
 TEST(ClusterState, IndexesListNodesMostFreeFirst) {

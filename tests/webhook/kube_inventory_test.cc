@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
+#include <set>
+#include <thread>
 
 #include "core/yaml_json.h"
 #include "tests/fakes/fake_clock.h"
@@ -124,6 +127,26 @@ TEST_F(KubeInventoryTest, InitialSyncInPagesGivesTheDemoClustersFreeCounts) {
     }
   }
   EXPECT_GE(pages, 5);
+}
+
+TEST_F(KubeInventoryTest, ExporterPodNamesAreJoinedToTheNodesTheWatchPutsThemOn) {
+  json exporter = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", "nvidia-dcgm-exporter-s228n"}, {"namespace", "gpu-operator"}}},
+      {"spec", {{"nodeName", "gpu-small"}, {"containers", json::array()}}},
+      {"status", {{"phase", "Running"}}}};
+  api_.PushWatchEvent("pods", {{"type", "ADDED"}, {"object", exporter}});
+  Start();
+  std::set<std::string, std::less<>> hosts = {"nvidia-dcgm-exporter-s228n", "gpu-medium"};
+  std::map<std::string, std::string, std::less<>> joined;
+  // The event arrives after the first sync: wait for it (at most 10 s).
+  for (int i = 0; i < 1000 && joined.empty(); ++i) {
+    joined = inventory_->NodesOfPodsNamed(hosts);
+    if (joined.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(joined, (std::map<std::string, std::string, std::less<>>{
+                        {"nvidia-dcgm-exporter-s228n", "gpu-small"}}));
 }
 
 TEST_F(KubeInventoryTest, WatchEventsMoveFreeCountsAndTerminalPodsFreeTheirDevices) {
