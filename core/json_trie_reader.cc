@@ -16,6 +16,51 @@ struct Failure {
   bool too_deep = false;
 };
 
+// Reads a scalar of `type` into `out` from `source`: a value, or the document itself when its
+// root is a scalar (both have the same getters).
+template <typename Source>
+simdjson::error_code ReadScalar(Source& source, od::json_type type, json& out) {
+  switch (type) {
+    case od::json_type::string: {
+      std::string_view s;
+      if (auto e = source.get_string().get(s)) return e;
+      out = std::string(s);
+      return simdjson::SUCCESS;
+    }
+    case od::json_type::number: {
+      od::number n;
+      if (auto e = source.get_number().get(n)) return e;
+      switch (n.get_number_type()) {
+        case od::number_type::signed_integer:
+          out = n.get_int64();
+          break;
+        case od::number_type::unsigned_integer:
+          out = n.get_uint64();
+          break;
+        case od::number_type::floating_point_number:
+          out = n.get_double();
+          break;
+      }
+      return simdjson::SUCCESS;
+    }
+    case od::json_type::boolean: {
+      bool b = false;
+      if (auto e = source.get_bool().get(b)) return e;
+      out = b;
+      return simdjson::SUCCESS;
+    }
+    case od::json_type::null: {
+      bool null = false;
+      if (auto e = source.is_null().get(null)) return e;
+      if (!null) return simdjson::INCORRECT_TYPE;
+      out = nullptr;
+      return simdjson::SUCCESS;
+    }
+    default:
+      return simdjson::INCORRECT_TYPE;
+  }
+}
+
 class Builder {
  public:
   Builder(int max_depth, Failure& failure) : max_depth_(max_depth), failure_(failure) {}
@@ -33,29 +78,9 @@ class Builder {
         od::array array;
         return Ok(v.get_array().get(array)) && Array(array, trie, depth + 1, out);
       }
-      case od::json_type::string: {
-        std::string_view s;
-        if (!Ok(v.get_string().get(s))) return false;
-        out = std::string(s);
-        return true;
-      }
-      case od::json_type::number:
-        return Number(v, out);
-      case od::json_type::boolean: {
-        bool b = false;
-        if (!Ok(v.get_bool().get(b))) return false;
-        out = b;
-        return true;
-      }
-      case od::json_type::null: {
-        bool null = false;
-        if (!Ok(v.is_null().get(null))) return false;
-        if (!null) return Ok(simdjson::INCORRECT_TYPE);
-        out = nullptr;
-        return true;
-      }
+      default:
+        return Ok(ReadScalar(v, type, out));
     }
-    return Ok(simdjson::INCORRECT_TYPE);
   }
 
   bool Object(od::object object, const FieldTrie& trie, int depth, json& out) {
@@ -88,23 +113,6 @@ class Builder {
   }
 
  private:
-  bool Number(od::value v, json& out) {
-    od::number n;
-    if (!Ok(v.get_number().get(n))) return false;
-    switch (n.get_number_type()) {
-      case od::number_type::signed_integer:
-        out = n.get_int64();
-        break;
-      case od::number_type::unsigned_integer:
-        out = n.get_uint64();
-        break;
-      case od::number_type::floating_point_number:
-        out = n.get_double();
-        break;
-    }
-    return true;
-  }
-
   bool Deep(int depth) {
     if (depth <= max_depth_) return true;
     failure_.too_deep = true;
@@ -120,47 +128,6 @@ class Builder {
   int max_depth_;
   Failure& failure_;
 };
-
-// A document whose root is a scalar: no fields to choose, read it whole.
-bool Scalar(od::document& doc, od::json_type type, json& out, Failure& failure) {
-  auto ok = [&](simdjson::error_code code) {
-    failure.code = code;
-    return code == simdjson::SUCCESS;
-  };
-  switch (type) {
-    case od::json_type::string: {
-      std::string_view s;
-      if (!ok(doc.get_string().get(s))) return false;
-      out = std::string(s);
-      return true;
-    }
-    case od::json_type::number: {
-      od::number n;
-      if (!ok(doc.get_number().get(n))) return false;
-      if (n.is_int64())
-        out = n.get_int64();
-      else if (n.is_uint64())
-        out = n.get_uint64();
-      else
-        out = n.get_double();
-      return true;
-    }
-    case od::json_type::boolean: {
-      bool b = false;
-      if (!ok(doc.get_bool().get(b))) return false;
-      out = b;
-      return true;
-    }
-    case od::json_type::null: {
-      bool null = false;
-      if (!ok(doc.is_null().get(null))) return false;
-      out = nullptr;
-      return null || ok(simdjson::INCORRECT_TYPE);
-    }
-    default:
-      return ok(simdjson::INCORRECT_TYPE);
-  }
-}
 
 }  // namespace
 
@@ -202,7 +169,7 @@ Result<json> ParseJsonKeeping(std::string_view text, const FieldTrie& keep, int 
       failure.code = doc.get_array().get(array);
       if (failure.code == simdjson::SUCCESS) builder.Array(array, keep, 1, root);
     } else {
-      Scalar(doc, type, root, failure);
+      failure.code = ReadScalar(doc, type, root);
     }
     // Anything after the root value: a location still in bounds.
     const char* rest = nullptr;
