@@ -1,30 +1,11 @@
 #include "tests/fakes/elastic_task_queue.h"
 
 namespace gpuadmit {
-namespace {
-
-thread_local bool over_capacity = false;
-
-}  // namespace
 
 ElasticTaskQueue::~ElasticTaskQueue() { shutdown(); }
 
-bool ElasticTaskQueue::OverCapacity() { return over_capacity; }
-
 void ElasticTaskQueue::enqueue(std::function<void()> fn) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (idle_ <= tasks_.size() && threads_.size() >= max_threads_ && overflow_ < kMaxOverflow &&
-      !stopping_) {
-    ++overflow_;
-    std::thread([this, task = std::move(fn)] {
-      over_capacity = true;
-      task();
-      std::lock_guard<std::mutex> done(mu_);
-      --overflow_;
-      overflow_done_.notify_all();
-    }).detach();
-    return;
-  }
   tasks_.push_back(std::move(fn));
   if (idle_ >= tasks_.size()) {
     ready_.notify_one();
@@ -42,8 +23,6 @@ void ElasticTaskQueue::shutdown() {
   }
   ready_.notify_all();
   for (std::thread& t : threads) t.join();
-  std::unique_lock<std::mutex> lock(mu_);
-  overflow_done_.wait(lock, [this] { return overflow_ == 0; });
 }
 
 size_t ElasticTaskQueue::thread_count() {

@@ -4,12 +4,9 @@
 // connection. This queue starts a thread whenever no idle one is free, up to `max_threads`, and
 // keeps it for reuse.
 //
-//   server.new_task_queue = [] { return new ElasticTaskQueue(1024); };
+//   server.new_task_queue = [] { return new ElasticTaskQueue(256); };
 //
-// Beyond max_threads, a connection is not left waiting behind the others: up to kMaxOverflow of
-// them at once run on short-lived overflow threads, where OverCapacity() is true and the server
-// answers 503 with `Connection: close` (a quick refusal the client can retry elsewhere). Only
-// past that do connections queue for the next free thread.
+// Beyond max_threads, connections queue for the next free thread (the fakes never get there).
 //
 // Thread safety: enqueue may be called from any thread; shutdown once, after the last enqueue.
 #pragma once
@@ -38,12 +35,6 @@ class ElasticTaskQueue : public httplib::TaskQueue {
 
   size_t thread_count();
 
-  // True on an overflow thread: the connection it serves arrived beyond max_threads.
-  static bool OverCapacity();
-
-  // 64: enough to refuse a burst quickly; each holds a thread only for one short answer.
-  static constexpr size_t kMaxOverflow = 64;
-
  private:
   void Work();
 
@@ -53,8 +44,6 @@ class ElasticTaskQueue : public httplib::TaskQueue {
   std::deque<std::function<void()>> tasks_;
   std::vector<std::thread> threads_;
   size_t idle_ = 0;
-  size_t overflow_ = 0;  // overflow threads running (detached; shutdown waits for them)
-  std::condition_variable overflow_done_;
   bool stopping_ = false;
 };
 
