@@ -206,17 +206,7 @@ TEST(PlacementPatch, ReviewingAPlacedPodAgainChangesNothing) {
   policy.worker_defaults.tolerations = {{"nvidia.com/gpu", "Equal", "true", "NoSchedule"}};
   policy.worker_defaults.shm_size = "2Gi";
   ReservationLedger ledger(std::chrono::seconds(30));
-  struct LedgerView final : Reservations {
-    ReservationLedger& l;
-    explicit LedgerView(ReservationLedger& ledger) : l(ledger) {}
-    int64_t Reserved(std::string_view n, std::string_view r, std::string_view k) const override {
-      return l.Reserved(n, r, k);
-    }
-    bool Holds(std::string_view k, std::string_view o) const override { return l.Holds(k, o); }
-    bool Commit(const std::string& k, const std::string& o, const std::vector<Claim>& c) override {
-      return l.Commit(k, o, c, {});
-    }
-  } view(ledger);
+  testing::LedgerReservations view(ledger);
   for (AffinityMode mode : {AffinityMode::kPreferred, AffinityMode::kRequired}) {
     policy.placement.affinity = mode;
     std::string body = testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod-whole-gpu.json");

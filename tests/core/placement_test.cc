@@ -261,17 +261,7 @@ TEST(Placement, ReservationsOfOtherAdmissionsCountAsTaken) {
   json cluster = ListOf({GpuNode("gpu-a", 2), GpuNode("gpu-b", 1)});
   InventorySnapshot s = SnapshotOf(cluster);
   ReservationLedger ledger(std::chrono::seconds(30));
-  struct LedgerView final : Reservations {
-    ReservationLedger& l;
-    explicit LedgerView(ReservationLedger& ledger) : l(ledger) {}
-    int64_t Reserved(std::string_view n, std::string_view r, std::string_view k) const override {
-      return l.Reserved(n, r, k);
-    }
-    bool Holds(std::string_view k, std::string_view o) const override { return l.Holds(k, o); }
-    bool Commit(const std::string& k, const std::string& o, const std::vector<Claim>& c) override {
-      return l.Commit(k, o, c, {});
-    }
-  } view(ledger);
+  testing::LedgerReservations view(ledger);
   json spec = GpuPodSpec(1);
   PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
   std::vector<std::string> chosen;
