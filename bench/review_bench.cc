@@ -6,6 +6,7 @@
 
 #include "core/admission.h"
 #include "core/review.h"
+#include "core/review_decode.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace gpuadmit {
@@ -82,6 +83,15 @@ void BM_DecodeOnly(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_DecodeOnly);
+
+// What Review decodes: the fields decisions read, from simdjson's DOM.
+void BM_DecodeForDecisions(benchmark::State& state) {
+  for (auto _ : state) {
+    auto request = DecodeForDecisions(Body(), {});
+    benchmark::DoNotOptimize(request);
+  }
+}
+BENCHMARK(BM_DecodeForDecisions);
 
 void BM_JsonParseOnly(benchmark::State& state) {
   for (auto _ : state) {

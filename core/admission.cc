@@ -77,7 +77,10 @@ Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
   options.skip = kUnreadSubtrees;
   auto parsed = ParseJson(body, options);
   if (!parsed.ok()) return parsed.error();
-  json& doc = parsed.value();
+  return AdmissionRequestFrom(std::move(parsed.value()));
+}
+
+Result<AdmissionRequest> AdmissionRequestFrom(json doc) {
   if (!doc.is_object()) return Error{"body is not a JSON object"};
 
   AdmissionRequest r;

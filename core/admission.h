@@ -58,6 +58,10 @@ inline constexpr int kMaxJsonDepth = 512;
 // interpreted here; its metadata.managedFields and status, which no decision reads, are dropped.
 Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body);
 
+// The second half of DecodeAdmissionReview, for a body already parsed (ParseReviewJson keeps only
+// the fields decisions read): the same checks and errors, and the request's fields moved out.
+Result<AdmissionRequest> AdmissionRequestFrom(nlohmann::json doc);
+
 // What a review decided. Error is a failure inside gpuadmit: it is answered as the policy's
 // failure mode says (open: allowed with a warning; closed: denied).
 struct AdmissionOutcome {

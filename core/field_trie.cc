@@ -36,6 +36,7 @@ FieldTrie* FieldTrie::Descend(std::string_view key) {
   auto it = children_.find(key);
   if (it == children_.end()) {
     it = children_.emplace(std::string(key), std::make_unique<FieldTrie>()).first;
+    Index();
   }
   return it->second.get();
 }
@@ -48,15 +49,31 @@ void FieldTrie::Attach(std::string_view path, const FieldTrie* subtree) {
     last = part;
   });
   node->attached_[std::string(last)] = subtree;
+  node->Index();
+}
+
+void FieldTrie::Index() {
+  named_.clear();
+  for (const auto& [key, subtree] : attached_) {
+    if (key != "*") named_.emplace_back(key, subtree);
+  }
+  for (const auto& [key, child] : children_) {
+    if (key != "*" && !attached_.contains(key)) named_.emplace_back(key, child.get());
+  }
+  any_ = nullptr;
+  if (auto it = attached_.find("*"); it != attached_.end()) {
+    any_ = it->second;
+  } else if (auto child = children_.find("*"); child != children_.end()) {
+    any_ = child->second.get();
+  }
 }
 
 const FieldTrie* FieldTrie::Child(std::string_view key) const {
   if (keep_all_) return this;
-  if (auto it = attached_.find(key); it != attached_.end()) return it->second;
-  if (auto it = children_.find(key); it != children_.end()) return it->second.get();
-  if (auto it = attached_.find("*"); it != attached_.end()) return it->second;
-  if (auto it = children_.find("*"); it != children_.end()) return it->second.get();
-  return nullptr;
+  for (const auto& [name, subtree] : named_) {
+    if (name.size() == key.size() && name == key) return subtree;
+  }
+  return any_;
 }
 
 }  // namespace gpuadmit

@@ -13,6 +13,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace gpuadmit {
 
@@ -31,10 +33,16 @@ class FieldTrie {
 
  private:
   FieldTrie* Descend(std::string_view key);
+  void Index();
 
   bool keep_all_ = false;
   std::map<std::string, std::unique_ptr<FieldTrie>, std::less<>> children_;
   std::map<std::string, const FieldTrie*, std::less<>> attached_;
+  // What Child reads, rebuilt after each change: every named key with the subtree it leads to
+  // (an attached one before an own child), and the subtree for any other key ("*"), or nullptr.
+  // A scan of a few keys compared by length first beats a map: most keys of a document miss.
+  std::vector<std::pair<std::string, const FieldTrie*>> named_;
+  const FieldTrie* any_ = nullptr;
 };
 
 }  // namespace gpuadmit

@@ -8,6 +8,7 @@
 #include "core/json_fields.h"
 #include "core/mutations.h"
 #include "core/planner.h"
+#include "core/review_decode.h"
 #include "core/workload.h"
 
 namespace gpuadmit {
@@ -139,10 +140,12 @@ Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snap
 }
 
 Result<ReviewAnswer> Review(std::string_view body, const ReviewContext& context) {
-  auto request = DecodeAdmissionReview(body);
+  auto request = DecodeForDecisions(body, context.policy.workloads);
   if (!request.ok()) return request.error();
-  const AdmissionRequest& r = request.value();
+  return ReviewRequest(request.value(), context);
+}
 
+ReviewAnswer ReviewRequest(const AdmissionRequest& r, const ReviewContext& context) {
   ReviewAnswer answer;
   answer.uid = r.uid;
   answer.summary = ObjectName(r);

@@ -48,14 +48,6 @@ std::optional<Pointer> PointerOf(const std::string& text) {
   }
 }
 
-const CustomWorkload* LookupCustom(const GroupVersionKind& kind,
-                                   std::span<const CustomWorkload> custom) {
-  auto it = std::find_if(custom.begin(), custom.end(), [&](const CustomWorkload& w) {
-    return w.group == kind.group && w.kind == kind.kind;
-  });
-  return it == custom.end() ? nullptr : &*it;
-}
-
 Result<std::vector<PodSpecLocation>> FindCustomPodSpecs(const GroupVersionKind& kind,
                                                         const json& object,
                                                         const CustomWorkload& workload) {
@@ -80,14 +72,28 @@ Result<std::vector<PodSpecLocation>> FindCustomPodSpecs(const GroupVersionKind& 
 
 }  // namespace
 
+std::optional<std::string_view> BuiltInTemplatePath(const GroupVersionKind& kind) {
+  const KnownKind* known = Lookup(kind);
+  if (known == nullptr) return std::nullopt;
+  return known->template_path;
+}
+
+const CustomWorkload* CustomWorkloadOf(const GroupVersionKind& kind,
+                                       std::span<const CustomWorkload> custom) {
+  auto it = std::find_if(custom.begin(), custom.end(), [&](const CustomWorkload& w) {
+    return w.group == kind.group && w.kind == kind.kind;
+  });
+  return it == custom.end() ? nullptr : &*it;
+}
+
 bool IsKnownKind(const GroupVersionKind& kind, std::span<const CustomWorkload> custom) {
-  return Lookup(kind) != nullptr || LookupCustom(kind, custom) != nullptr;
+  return Lookup(kind) != nullptr || CustomWorkloadOf(kind, custom) != nullptr;
 }
 
 Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind, const json& object,
                                                   std::span<const CustomWorkload> custom) {
   const KnownKind* known = Lookup(kind);
-  const CustomWorkload* workload = known == nullptr ? LookupCustom(kind, custom) : nullptr;
+  const CustomWorkload* workload = known == nullptr ? CustomWorkloadOf(kind, custom) : nullptr;
   if (known == nullptr && workload == nullptr) return std::vector<PodSpecLocation>{};
   if (!object.is_object()) return Error{"the " + kind.kind + " object is not a JSON object"};
   if (workload != nullptr) return FindCustomPodSpecs(kind, object, *workload);

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -31,6 +32,14 @@ struct PodSpecLocation {
 // True for the kinds whose pod specs gpuadmit knows: Pod, the built-in workload kinds, and the
 // custom workloads given (matched on group and kind, any version).
 bool IsKnownKind(const GroupVersionKind& kind, std::span<const CustomWorkload> custom = {});
+
+// Where a built-in kind keeps its pod template: "" for a Pod (the spec is the object's own),
+// "/spec/template", or "/spec/jobTemplate/spec/template" for a CronJob; nullopt for other kinds.
+std::optional<std::string_view> BuiltInTemplatePath(const GroupVersionKind& kind);
+
+// The custom workload of `custom` that declares `kind`, or nullptr.
+const CustomWorkload* CustomWorkloadOf(const GroupVersionKind& kind,
+                                       std::span<const CustomWorkload> custom);
 
 // Finds the pod specs of `object` (of kind `kind`). An unknown kind, or a known one without a
 // pod spec (a Deployment with no template yet, an InferenceService without a decoder), has

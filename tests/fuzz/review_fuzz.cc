@@ -1,13 +1,16 @@
 // libFuzzer target: AdmissionReview decoding and the whole review path (decode, find pod specs,
 // plan every stage, patch, encode) on the demo cluster with the shipped example policy.
 // Every input must give an answer or an error, never a crash, a hang or a sanitizer report; an
-// answer must itself be valid JSON with the request's uid echoed.
+// answer must itself be valid JSON with the request's uid echoed. Differential: the request
+// path's lean decode (DecodeForDecisions) must accept exactly what DecodeAdmissionReview
+// accepts, refuse with its words, and lead to the same answer.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 #include "core/review.h"
+#include "core/review_decode.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace {
@@ -33,6 +36,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto doc = nlohmann::json::parse(answer.value().body, nullptr, false);
     if (doc.is_discarded() || !doc.contains("response")) std::abort();
     if (doc["response"].value("uid", "") != answer.value().uid) std::abort();
+  }
+  auto whole = gpuadmit::DecodeAdmissionReview(body);
+  auto lean = gpuadmit::DecodeForDecisions(body, inputs->policy.workloads);
+  if (whole.ok() != lean.ok()) std::abort();
+  if (!whole.ok()) {
+    if (whole.error().message != lean.error().message) std::abort();
+    return 0;
+  }
+  gpuadmit::ReviewContext context{inputs->snapshot, inputs->policy};
+  if (gpuadmit::ReviewRequest(whole.value(), context).body !=
+      gpuadmit::ReviewRequest(lean.value(), context).body) {
+    std::abort();
   }
   return 0;
 }

@@ -23,7 +23,8 @@ seed() {  # seed TARGET DIR...: copy seed files into $out/TARGET/seeds
   done
   return 0
 }
-seed review "$src/tests/fixtures/admission" "$src/tests/fixtures/bad" "$src/bench/fixtures" \
+seed review "$src/tests/fixtures/admission" "$src/tests/fixtures/bad" "$src/tests/fixtures/gpu" \
+  "$src/bench/fixtures" \
   "$src/tests/fuzz/seeds/review"  # earlier findings, kept as regressions
 seed policy "$src/manifests/examples" "$src/tests/fuzz/seeds/policy"
 rm -f "$out/policy/seeds/"*.json  # the demo cluster is not a policy
