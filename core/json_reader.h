@@ -37,4 +37,8 @@ struct JsonReadOptions {
 // nesting deeper than max_depth. Duplicate keys keep the last value, as nlohmann does.
 Result<nlohmann::json> ParseJson(std::string_view text, const JsonReadOptions& options = {});
 
+// The offset of the first byte of `text` that breaks UTF-8 (RFC 3629: no overlongs, no
+// surrogates, at most U+10FFFF), or std::string_view::npos when it is all UTF-8.
+size_t FirstInvalidUtf8(std::string_view text);
+
 }  // namespace gpuadmit
