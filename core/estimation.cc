@@ -116,8 +116,14 @@ void CheckCount(const PodRequest& pod, const Policy& policy, size_t index, const
 void PlanCounts(const PodRequest& pod, const Policy& policy, const std::vector<size_t>& targets,
                 PlanState& state, Decision& d) {
   if (policy.requirements.gpu_count == GpuCountAction::kOff || pod.spec == nullptr) return;
-  Parallelism from_inputs =
-      ParallelismFromInputs([&](std::string_view name) { return InputWithKey(pod, policy, name); });
+  const auto inputs = pod.Inputs(policy);
+  Parallelism from_inputs = ParallelismFromInputs(
+      [&](std::string_view name) -> std::optional<std::pair<std::string, std::string>> {
+        for (const auto& [key, entry] : inputs) {
+          if (key == name) return std::make_pair(entry->first, entry->second);
+        }
+        return std::nullopt;
+      });
   for (const std::string& problem : from_inputs.problems) {
     d.warnings.push_back("gpuadmit: " + pod.name + ": " + problem);
   }

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/patch_path.h"
 #include "core/placement_patch.h"
 #include "core/quantity.h"
 
@@ -9,10 +10,13 @@ namespace gpuadmit {
 namespace {
 
 using nlohmann::json;
-using Pointer = json::json_pointer;
+using Pointer = PatchPath;
 
+// Built key by key: an initializer list copies every value once more.
 json Op(const char* op, const Pointer& path, json value = nullptr) {
-  json o = {{"op", op}, {"path", path.to_string()}};
+  json o(json::value_t::object);
+  o["op"] = op;
+  o["path"] = path.str();
   if (op != std::string_view("remove")) o["value"] = std::move(value);
   return o;
 }
@@ -48,7 +52,7 @@ void SwapInContainers(const json& spec, const Pointer& spec_at, const char* fiel
     const json& c = (*containers)[i];
     auto resources = c.is_object() ? c.find("resources") : c.end();
     if (resources == c.end() || !resources->is_object()) continue;
-    Pointer at = spec_at / field / std::to_string(i) / "resources";
+    Pointer at = spec_at / field / i / "resources";
     for (const char* section : {"limits", "requests"}) {
       auto list = resources->find(section);
       if (list != resources->end()) SwapInList(*list, at / section, swap, ops);
@@ -80,7 +84,7 @@ json* FindContainer(json& spec, const Pointer& spec_at, const std::string& gpu_c
     for (size_t i = 0; i < list->size(); ++i) {
       json& c = (*list)[i];
       if (c.is_object() && c.value("name", std::string()) == name) {
-        at = spec_at / field / std::to_string(i);
+        at = spec_at / field / i;
         return &c;
       }
     }
@@ -139,7 +143,7 @@ const json& WithCounts(const json& spec, const PodSpecLocation& where,
   if (counts.empty()) return spec;
   counted = spec;
   for (const CountChange& change : counts) {
-    SetCount(counted, where.spec, where.gpu_container, change, ops);
+    SetCount(counted, Pointer(where.spec), where.gpu_container, change, ops);
   }
   return counted;
 }
@@ -163,10 +167,11 @@ void SetNodeSelector(const json& spec, const Pointer& spec_at, const StringMap& 
   }
 }
 
-void SetAnnotations(const json& object, const Pointer& metadata_at, const Decision& decision,
-                    json& ops) {
+void SetAnnotations(const json& object, const json::json_pointer& metadata_pointer,
+                    const Decision& decision, json& ops) {
   if (decision.annotations.empty()) return;
-  const json* metadata = object.contains(metadata_at) ? &object.at(metadata_at) : nullptr;
+  const json* metadata = object.contains(metadata_pointer) ? &object.at(metadata_pointer) : nullptr;
+  const Pointer metadata_at(metadata_pointer);
   const json* existing = nullptr;
   if (metadata != nullptr && metadata->is_object()) {
     auto it = metadata->find("annotations");
@@ -196,15 +201,16 @@ void SetAnnotations(const json& object, const Pointer& metadata_at, const Decisi
 void AppendPatch(const json& object, const PodSpecLocation& where, const Decision& decision,
                  json& ops) {
   json counted;
+  const Pointer spec_at(where.spec);
   const json& spec = WithCounts(object.at(where.spec), where, decision.counts, counted, ops);
   for (const ResourceSwap& swap : decision.swaps) {
-    SwapInContainers(spec, where.spec, "initContainers", swap, ops);
-    SwapInContainers(spec, where.spec, "containers", swap, ops);
+    SwapInContainers(spec, spec_at, "initContainers", swap, ops);
+    SwapInContainers(spec, spec_at, "containers", swap, ops);
     if (!where.gpu_container.empty()) {
-      SwapInNamedContainer(spec, where.spec, where.gpu_container, swap, ops);
+      SwapInNamedContainer(spec, spec_at, where.gpu_container, swap, ops);
     }
   }
-  SetNodeSelector(spec, where.spec, decision.node_selector, ops);
+  SetNodeSelector(spec, spec_at, decision.node_selector, ops);
   SetAnnotations(object, where.metadata, decision, ops);
   AppendPlacementPatch(object, where, decision, ops);
 }

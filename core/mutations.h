@@ -1,5 +1,5 @@
-// Turns a Decision into RFC 6902 operations on the admitted object. Pointers are built with
-// nlohmann::json_pointer (so "nvidia.com/mig-1g.10gb" is escaped as "nvidia.com~1mig-1g.10gb"),
+// Turns a Decision into RFC 6902 operations on the admitted object. Paths are built with
+// PatchPath (so "nvidia.com/mig-1g.10gb" is escaped as "nvidia.com~1mig-1g.10gb"),
 // missing parent maps are created first, and an operation is emitted only when the object does
 // not already say what the decision wants, so a patched object yields no further operations.
 //

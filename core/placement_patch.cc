@@ -6,19 +6,25 @@
 #include <vector>
 
 #include "core/json_fields.h"
+#include "core/patch_path.h"
 
 namespace gpuadmit {
 namespace {
 
 using nlohmann::json;
-using Pointer = json::json_pointer;
+using Pointer = PatchPath;
 
 constexpr const char* kRequired = "requiredDuringSchedulingIgnoredDuringExecution";
 constexpr const char* kPreferred = "preferredDuringSchedulingIgnoredDuringExecution";
 constexpr std::string_view kShmPath = "/dev/shm";
 
+// Built key by key: an initializer list copies every value once more.
 json Add(const Pointer& path, json value) {
-  return {{"op", "add"}, {"path", path.to_string()}, {"value", std::move(value)}};
+  json o(json::value_t::object);
+  o["op"] = "add";
+  o["path"] = path.str();
+  o["value"] = std::move(value);
+  return o;
 }
 
 json RequirementJson(const NodeSelectorRequirement& r) {
@@ -105,7 +111,7 @@ void PatchRequired(const json& node_affinity, const Pointer& at, const Decision&
     const json& term = terms[i];
     if (IsEmptyTerm(term)) continue;
     const json& expressions = At(term, {"matchExpressions"});
-    Pointer term_at = at / kRequired / "nodeSelectorTerms" / std::to_string(i);
+    Pointer term_at = at / kRequired / "nodeSelectorTerms" / i;
     json missing = json::array();
     for (const NodeSelectorRequirement& r : d.required) {
       if (!HasRequirement(expressions, r)) missing.push_back(RequirementJson(r));
@@ -219,6 +225,7 @@ bool MountsShm(const json& container) {
 
 void PatchShm(const json& spec, const PodSpecLocation& where, const Decision& d, json& ops) {
   if (d.shm_size.empty()) return;
+  const Pointer spec_at(where.spec);
   std::vector<std::pair<Pointer, const json*>> lacking;  // GPU containers without /dev/shm
   auto consider = [&](const json& c, Pointer at) {
     if (c.is_object() && AsksForGpus(c) && !MountsShm(c)) lacking.emplace_back(std::move(at), &c);
@@ -226,11 +233,10 @@ void PatchShm(const json& spec, const PodSpecLocation& where, const Decision& d,
   for (const char* field : {"initContainers", "containers"}) {
     const json& list = At(spec, {field});
     if (!list.is_array()) continue;
-    for (size_t i = 0; i < list.size(); ++i)
-      consider(list[i], where.spec / field / std::to_string(i));
+    for (size_t i = 0; i < list.size(); ++i) consider(list[i], spec_at / field / i);
   }
   if (!where.gpu_container.empty()) {
-    consider(At(spec, {where.gpu_container}), where.spec / where.gpu_container);
+    consider(At(spec, {where.gpu_container}), spec_at / where.gpu_container);
   }
   if (lacking.empty()) return;
   const json& volumes = At(spec, {"volumes"});
@@ -242,9 +248,9 @@ void PatchShm(const json& spec, const PodSpecLocation& where, const Decision& d,
     json volume = {{"name", kShmVolumeName},
                    {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", d.shm_size}}}};
     if (volumes.is_array()) {
-      ops.push_back(Add(where.spec / "volumes" / "-", std::move(volume)));
+      ops.push_back(Add(spec_at / "volumes" / "-", std::move(volume)));
     } else {
-      ops.push_back(Add(where.spec / "volumes", json::array({std::move(volume)})));
+      ops.push_back(Add(spec_at / "volumes", json::array({std::move(volume)})));
     }
   }
   json mount = {{"name", kShmVolumeName}, {"mountPath", kShmPath}};
@@ -264,8 +270,9 @@ void AppendPlacementPatch(const json& object, const PodSpecLocation& where,
   if (!object.contains(where.spec)) return;
   const json& spec = object.at(where.spec);
   if (!spec.is_object()) return;
-  PatchNodeAffinity(spec, where.spec, decision, ops);
-  PatchTolerations(spec, where.spec, decision, ops);
+  const Pointer spec_at(where.spec);
+  PatchNodeAffinity(spec, spec_at, decision, ops);
+  PatchTolerations(spec, spec_at, decision, ops);
   PatchShm(spec, where, decision, ops);
 }
 

@@ -64,6 +64,26 @@ const StringMap::value_type* PodRequest::InputEntry(const Policy& policy,
   return nullptr;
 }
 
+std::vector<std::pair<std::string_view, const StringMap::value_type*>> PodRequest::Inputs(
+    const Policy& policy) const {
+  std::vector<std::pair<std::string_view, const StringMap::value_type*>> out;
+  auto collect = [&out](const StringMap& map, std::string_view prefix) {
+    for (auto it = map.lower_bound(prefix); it != map.end(); ++it) {
+      std::string_view k = it->first;
+      if (!k.starts_with(prefix)) break;
+      if (k.size() > prefix.size() + 1 && k[prefix.size()] == '/') {
+        out.emplace_back(k.substr(prefix.size() + 1), &*it);
+      }
+    }
+  };
+  constexpr std::string_view kAlias = "gpu-autoscaler.io";
+  for (const StringMap* map : {&annotations, &labels}) {
+    collect(*map, policy.annotation_prefix);
+    if (policy.annotation_prefix != kAlias) collect(*map, kAlias);
+  }
+  return out;
+}
+
 std::optional<std::string> PodRequest::Input(const Policy& policy, std::string_view key) const {
   const StringMap::value_type* entry = InputEntry(policy, key);
   if (entry == nullptr) return std::nullopt;

@@ -61,6 +61,10 @@ struct PodRequest {
   // The same, as the (key, value) entry found; nullptr when none. Builds no string: every
   // stage asks for a dozen keys on every review, and most pods carry none of them.
   const StringMap::value_type* InputEntry(const Policy& policy, std::string_view key) const;
+  // Every input present, as (key without its prefix, entry), in the order InputEntry looks:
+  // for a caller that asks for many keys (parallelism has 25 spellings), one pass instead.
+  std::vector<std::pair<std::string_view, const StringMap::value_type*>> Inputs(
+      const Policy& policy) const;
 };
 
 // Replace resource `from` by `to` in every container's limits and requests.

@@ -285,3 +285,39 @@ TEST(MemoryNeed, APodWithoutGpusAndWithoutAModelSaysNothing) {
 
 }  // namespace
 }  // namespace gpuadmit
+
+namespace gpuadmit {
+namespace {
+
+TEST(PodInputs, ListsEveryInputInTheOrderInputEntryLooks) {
+  json metadata = {{"annotations",
+                    {{"gpuadmit.io/tp-size", "2"},
+                     {"gpu-autoscaler.io/tp-size", "4"},
+                     {"gpu-autoscaler.io/model", "llama-7b"},
+                     {"other.io/tp-size", "16"},
+                     {"gpuadmit.io", "no key"}}},
+                   {"labels", {{"gpuadmit.io/pp-size", "3"}, {"gpuadmit.io/tp-size", "8"}}}};
+  json spec = {{"containers", json::array()}};
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, &metadata, true);
+  Policy policy;
+  std::vector<std::string> listed;
+  for (const auto& [key, entry] : pod.Inputs(policy)) {
+    listed.push_back(std::string(key) + " " + entry->first + "=" + entry->second);
+  }
+  EXPECT_EQ(listed, (std::vector<std::string>{
+                        "tp-size gpuadmit.io/tp-size=2", "model gpu-autoscaler.io/model=llama-7b",
+                        "tp-size gpu-autoscaler.io/tp-size=4", "pp-size gpuadmit.io/pp-size=3",
+                        "tp-size gpuadmit.io/tp-size=8"}));
+  // The first listed for a key is what InputEntry finds.
+  for (const char* key : {"tp-size", "model", "pp-size"}) {
+    for (const auto& [k, entry] : pod.Inputs(policy)) {
+      if (k != key) continue;
+      EXPECT_EQ(entry, pod.InputEntry(policy, key)) << key;
+      break;
+    }
+  }
+  EXPECT_EQ(pod.InputEntry(policy, "dp-size"), nullptr);
+}
+
+}  // namespace
+}  // namespace gpuadmit

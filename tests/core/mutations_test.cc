@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/patch_path.h"
+
 namespace gpuadmit {
 namespace {
 
@@ -164,6 +166,25 @@ TEST(AppendPatchNodeSelector, CreatesTheMapAddsMissingKeysAndLeavesMatchingOnes)
       "path":"/spec/nodeSelector/nvidia.com~1gpu.sharing-strategy","value":"mps"}])"));
   pod["spec"]["nodeSelector"]["nvidia.com/gpu.sharing-strategy"] = "mps";
   EXPECT_EQ(PatchOf(pod, d), json::array());
+}
+
+}  // namespace
+}  // namespace gpuadmit
+
+namespace gpuadmit {
+namespace {
+
+TEST(PatchPath, WritesWhatJsonPointerWritesForTheSameTokens) {
+  nlohmann::json::json_pointer spec("/spec/template/spec");
+  PatchPath at = PatchPath(spec) / "containers" / size_t{3} / "resources" / "limits" /
+                 "nvidia.com/mig-1g.10gb" / "a~b" / "";
+  nlohmann::json::json_pointer same =
+      spec / "containers" / "3" / "resources" / "limits" / "nvidia.com/mig-1g.10gb" / "a~b" / "";
+  EXPECT_EQ(at.str(), same.to_string());
+  EXPECT_EQ(at.str(),
+            "/spec/template/spec/containers/3/resources/limits/nvidia.com~1mig-1g.10gb/a~0b/");
+  EXPECT_EQ(PatchPath().str(), "");
+  EXPECT_EQ((PatchPath() / "metadata").str(), "/metadata");
 }
 
 }  // namespace
