@@ -1,5 +1,6 @@
 #include "core/json_writer.h"
 
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <string_view>
@@ -43,20 +44,31 @@ void AppendEscape(unsigned char c, std::string& out) {
   }
 }
 
+// Bytes copied as they are: ASCII from the space up, but '"' and '\\'.
+constexpr auto kPlain = [] {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x80; ++c) plain[c] = c != '"' && c != '\\';
+  return plain;
+}();
+
 bool AppendString(std::string_view s, std::string& out) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  out += '"';
   size_t plain = 0;  // start of the run not yet copied
   bool ascii = true;
-  out += '"';
-  for (size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x80) ascii = false;
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+  for (size_t i = 0; i < n; ++i) {
+    if (kPlain[p[i]]) continue;
+    if (p[i] >= 0x80) {
+      ascii = false;
+      continue;
+    }
     out.append(s.data() + plain, i - plain);
-    AppendEscape(c, out);
+    AppendEscape(p[i], out);
     plain = i + 1;
   }
   if (!ascii && FirstInvalidUtf8(s) != std::string_view::npos) return false;
-  out.append(s.data() + plain, s.size() - plain);
+  out.append(s.data() + plain, n - plain);
   out += '"';
   return true;
 }
@@ -123,6 +135,7 @@ bool Append(const json& value, std::string& out) {
 
 bool AppendJson(const json& value, std::string& out) {
   const size_t size = out.size();
+  out.reserve(size + 1024);  // a review's patch: one allocation, not ten doublings
   if (Append(value, out)) return true;
   out.resize(size);
   return false;
