@@ -76,7 +76,28 @@ void Logger::Log(LogLevel level, std::string_view message, Fields fields) {
   }
   line += '\n';
   std::lock_guard<std::mutex> lock(mu_);
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  if (hold_.count() == 0) {
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    return;
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (held_.empty()) oldest_ = now;
+  held_ += line;
+  if (level >= LogLevel::kWarn || held_.size() >= kMaxHeld || now - oldest_ >= hold_) {
+    WriteHeld();
+  }
+}
+
+void Logger::Flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  WriteHeld();
+}
+
+void Logger::WriteHeld() {
+  if (held_.empty()) return;
+  std::fwrite(held_.data(), 1, held_.size(), stderr);  // stderr is unbuffered: one write
+  held_.clear();
+  if (held_.capacity() > 2 * kMaxHeld) held_.shrink_to_fit();
 }
 
 }  // namespace gpuadmit

@@ -5,8 +5,10 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <set>
@@ -32,6 +34,9 @@ namespace gpuadmit {
 namespace {
 
 using HostToNode = std::map<std::string, std::string, std::less<>>;
+
+// How long an info line may wait to be written with the ones after it (Logger).
+constexpr std::chrono::milliseconds kLogHold(100);
 
 // The inventory of --cluster FILE: loaded now, and again whenever the file changes. A file that
 // no longer loads keeps the last good snapshot, with a warning and a counter.
@@ -129,7 +134,9 @@ int ServeCommand(int argc, char** argv) {
   options.key_file = f.Value("tls-key");
   options.client_ca_file = f.Value("client-ca");
 
-  Logger log(level);
+  // Info lines (one per mutated review) wait up to 100 ms and go out together; the wait loop
+  // below flushes them when traffic stops.
+  Logger log(level, kLogHold);
   Metrics metrics;
   SteadyClock clock;
   SharedLedger ledger(clock, kDefaultReservationTtl);
@@ -213,8 +220,12 @@ int ServeCommand(int argc, char** argv) {
   serving
       .detach();  // idle kept-alive connections may outlive the drain; the process exit ends them
 
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  int signal_number = -1;
+  const timespec tick{0, std::chrono::nanoseconds(kLogHold).count()};
+  while (signal_number < 0) {
+    signal_number = sigtimedwait(&stop_signals, nullptr, &tick);
+    log.Flush();
+  }
   if (signal_number == SIGUSR1) {
     log.Error("server stopped on its own");
     return kExitConfig;
