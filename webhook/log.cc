@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -11,29 +12,34 @@ namespace {
 
 constexpr std::string_view kLevelNames[] = {"debug", "info", "warn", "error"};
 
-// Quotes a value when it holds spaces, quotes, '=' or control characters.
+// Quotes a value when it holds spaces, quotes, '=' or control characters. Runs of plain bytes
+// are copied whole: a review's trail is a few hundred of them.
 void AppendValue(std::string& line, std::string_view value) {
-  bool plain = !value.empty();
-  for (char c : value) {
-    if (c == ' ' || c == '"' || c == '=' || static_cast<unsigned char>(c) < 0x20) plain = false;
-  }
-  if (plain) {
+  auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20; };
+  bool quoted = value.empty() || std::any_of(value.begin(), value.end(), [&](char c) {
+                  return c == ' ' || c == '"' || c == '=' || control(c);
+                });
+  if (!quoted) {
     line += value;
     return;
   }
   line += '"';
-  for (char c : value) {
-    if (c == '"' || c == '\\') {
-      line += '\\';
-      line += c;
-    } else if (c == '\n') {
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < value.size(); ++i) {
+    char c = value[i];
+    if (c != '"' && c != '\\' && !control(c)) continue;
+    line.append(value, run, i - run);
+    run = i + 1;
+    if (c == '\n') {
       line += "\\n";
-    } else if (static_cast<unsigned char>(c) < 0x20) {
+    } else if (control(c)) {
       line += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
     } else {
+      line += '\\';
       line += c;
     }
   }
+  line.append(value, run);
   line += '"';
 }
 

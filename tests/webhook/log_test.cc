@@ -86,3 +86,26 @@ TEST(Logger, DestructionWritesWhatWaits) {
 
 }  // namespace
 }  // namespace gpuadmit
+
+namespace gpuadmit {
+namespace {
+
+TEST(Logger, QuotesValuesWithSpacesQuotesEqualsOrControlsAndEscapesInside) {
+  Logger log(LogLevel::kInfo);
+  std::string out = Written([&] {
+    log.Info("m", {{"plain", "a\\b/c"},
+                   {"spaced", "a b"},
+                   {"quote", "say \"hi\""},
+                   {"eq", "k=v"},
+                   {"ctl", "x\ny\tz\\"},
+                   {"empty", ""}});
+  });
+  EXPECT_NE(
+      out.find(
+          R"( plain=a\b/c spaced="a b" quote="say \"hi\"" eq="k=v" ctl="x\ny\x09z\\" empty="")"),
+      std::string::npos)
+      << out;
+}
+
+}  // namespace
+}  // namespace gpuadmit
