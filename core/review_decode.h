@@ -20,7 +20,8 @@
 // nesting deeper than kMaxJsonDepth), and bodies over 256 KiB, take DecodeAdmissionReview
 // instead: the same errors, and the same values for what it accepts. One difference, found by
 // the review fuzz target: a zero written with an exponent past 308 ("0e550") is 0 here, as JSON
-// says, where DecodeAdmissionReview's RapidJSON 1.1.0 refuses it as too big.
+// says, and the review is judged on; DecodeAdmissionReview's RapidJSON 1.1.0 refuses it as too
+// big.
 //
 // Thread safety: pure function (a parser per thread is kept between calls).
 #pragma once
