@@ -71,7 +71,7 @@ void FieldTrie::Index() {
 const FieldTrie* FieldTrie::Child(std::string_view key) const {
   if (keep_all_) return this;
   for (const auto& [name, subtree] : named_) {
-    if (name.size() == key.size() && name == key) return subtree;
+    if (name == key) return subtree;
   }
   return any_;
 }

@@ -40,7 +40,7 @@ class FieldTrie {
   std::map<std::string, const FieldTrie*, std::less<>> attached_;
   // What Child reads, rebuilt after each change: every named key with the subtree it leads to
   // (an attached one before an own child), and the subtree for any other key ("*"), or nullptr.
-  // A scan of a few keys compared by length first beats a map: most keys of a document miss.
+  // A scan of a few keys (compared by length first) beats a map: most keys of a document miss.
   std::vector<std::pair<std::string, const FieldTrie*>> named_;
   const FieldTrie* any_ = nullptr;
 };

@@ -21,6 +21,30 @@ StringMap StringsOf(const nlohmann::json* metadata, const char* field) {
   return out;
 }
 
+// Calls visit(key without its prefix, entry) for each input of `pod`, in the order inputs are
+// looked up: annotations, then labels; in each, the policy's prefix before seed 002's alias.
+// Stops when visit returns true. The maps are ordered, so the keys under a prefix are one run
+// from lower_bound(prefix): nothing is built to find them.
+template <typename Visit>
+void VisitInputs(const PodRequest& pod, const Policy& policy, Visit&& visit) {
+  auto run = [&visit](const StringMap& map, std::string_view prefix) {
+    for (auto it = map.lower_bound(prefix); it != map.end(); ++it) {
+      std::string_view k = it->first;
+      if (!k.starts_with(prefix)) break;
+      if (k.size() > prefix.size() + 1 && k[prefix.size()] == '/' &&
+          visit(k.substr(prefix.size() + 1), &*it)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  constexpr std::string_view kAlias = "gpu-autoscaler.io";  // seed 002's keys, read as aliases
+  for (const StringMap* map : {&pod.annotations, &pod.labels}) {
+    if (run(*map, policy.annotation_prefix)) return;
+    if (policy.annotation_prefix != kAlias && run(*map, kAlias)) return;
+  }
+}
+
 }  // namespace
 
 PodRequest PodRequest::From(std::string ns, std::string name, const nlohmann::json& pod_spec,
@@ -40,47 +64,22 @@ PodRequest PodRequest::From(std::string ns, std::string name, const nlohmann::js
 
 const StringMap::value_type* PodRequest::InputEntry(const Policy& policy,
                                                     std::string_view key) const {
-  // "<prefix>/<key>" found without building it: the maps are ordered, so the keys starting with
-  // the prefix are one run from lower_bound(prefix).
-  auto find = [key](const StringMap& map, std::string_view prefix) -> const StringMap::value_type* {
-    for (auto it = map.lower_bound(prefix); it != map.end(); ++it) {
-      std::string_view k = it->first;
-      if (!k.starts_with(prefix)) break;
-      if (k.size() == prefix.size() + 1 + key.size() && k[prefix.size()] == '/' &&
-          k.ends_with(key)) {
-        return &*it;
-      }
-    }
-    return nullptr;
-  };
-  constexpr std::string_view kAlias = "gpu-autoscaler.io";  // seed 002's keys, read as aliases
-  for (const StringMap* map : {&annotations, &labels}) {
-    if (map->empty()) continue;
-    if (const auto* entry = find(*map, policy.annotation_prefix)) return entry;
-    if (policy.annotation_prefix != kAlias) {
-      if (const auto* entry = find(*map, kAlias)) return entry;
-    }
-  }
-  return nullptr;
+  const StringMap::value_type* found = nullptr;
+  VisitInputs(*this, policy, [&](std::string_view input, const StringMap::value_type* entry) {
+    if (input != key) return false;
+    found = entry;
+    return true;
+  });
+  return found;
 }
 
 std::vector<std::pair<std::string_view, const StringMap::value_type*>> PodRequest::Inputs(
     const Policy& policy) const {
   std::vector<std::pair<std::string_view, const StringMap::value_type*>> out;
-  auto collect = [&out](const StringMap& map, std::string_view prefix) {
-    for (auto it = map.lower_bound(prefix); it != map.end(); ++it) {
-      std::string_view k = it->first;
-      if (!k.starts_with(prefix)) break;
-      if (k.size() > prefix.size() + 1 && k[prefix.size()] == '/') {
-        out.emplace_back(k.substr(prefix.size() + 1), &*it);
-      }
-    }
-  };
-  constexpr std::string_view kAlias = "gpu-autoscaler.io";
-  for (const StringMap* map : {&annotations, &labels}) {
-    collect(*map, policy.annotation_prefix);
-    if (policy.annotation_prefix != kAlias) collect(*map, kAlias);
-  }
+  VisitInputs(*this, policy, [&out](std::string_view input, const StringMap::value_type* entry) {
+    out.emplace_back(input, entry);
+    return false;
+  });
   return out;
 }
 
