@@ -115,28 +115,10 @@ TEST(Seed003, TwelvePodsTakeEvery2gThe13thFallsBackTo1gThen1gRunsOutToo) {
   EXPECT_EQ(AdmitFortyFive(nullptr), Seed003Outcomes());
 }
 
-// A ReservationLedger at a fixed instant, for single-threaded reviews.
-class LedgerAtOneInstant final : public Reservations {
- public:
-  int64_t Reserved(std::string_view node, std::string_view resource,
-                   std::string_view except_key) const override {
-    return ledger_.Reserved(node, resource, except_key);
-  }
-  bool Holds(std::string_view key, std::string_view owner) const override {
-    return ledger_.Holds(key, owner);
-  }
-  bool Commit(const std::string& key, const std::string& owner,
-              const std::vector<Claim>& claims) override {
-    return ledger_.Commit(key, owner, claims, ReservationLedger::TimePoint{});
-  }
-
- private:
-  ReservationLedger ledger_{std::chrono::seconds(30)};
-};
-
 TEST(Seed003, ReservationsAloneGiveTheSameOutcomesBeforeAnyPodIsBound) {
-  LedgerAtOneInstant ledger;
-  EXPECT_EQ(AdmitFortyFive(&ledger), Seed003Outcomes());
+  ReservationLedger ledger(std::chrono::seconds(30));
+  testing::LedgerReservations reservations(ledger);  // commits at one instant
+  EXPECT_EQ(AdmitFortyFive(&reservations), Seed003Outcomes());
 }
 
 TEST(Seed003, The45thPodIsLeftUnchangedWithAWarning) {
