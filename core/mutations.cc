@@ -12,15 +12,6 @@ namespace {
 using nlohmann::json;
 using Pointer = PatchPath;
 
-// Built key by key: an initializer list copies every value once more.
-json Op(const char* op, const Pointer& path, json value = nullptr) {
-  json o(json::value_t::object);
-  o["op"] = op;
-  o["path"] = path.str();
-  if (op != std::string_view("remove")) o["value"] = std::move(value);
-  return o;
-}
-
 // The quantity text of `value`, as the container wrote it (numbers become strings).
 std::string QuantityText(const json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
@@ -31,7 +22,7 @@ void SwapInList(const json& list, const Pointer& at, const ResourceSwap& swap, j
   if (!list.is_object()) return;
   auto from = list.find(swap.from);
   if (from == list.end()) return;
-  ops.push_back(Op("remove", at / swap.from));
+  ops.push_back(PatchOperation("remove", at / swap.from));
   auto to = list.find(swap.to);
   std::string quantity = QuantityText(*from);
   if (to != list.end()) {
@@ -41,7 +32,7 @@ void SwapInList(const json& list, const Pointer& at, const ResourceSwap& swap, j
     if (!a.ok() || !b.ok()) return;
     quantity = std::to_string(a.value() + b.value());
   }
-  ops.push_back(Op("add", at / swap.to, quantity));
+  ops.push_back(PatchOperation("add", at / swap.to, quantity));
 }
 
 void SwapInContainers(const json& spec, const Pointer& spec_at, const char* field,
@@ -116,23 +107,23 @@ void SetCount(json& spec, const Pointer& spec_at, const std::string& gpu_contain
   json& resources = (*c)["resources"];
   if (!resources.is_object()) {
     resources = {{"limits", {{change.resource, count}}}};
-    ops.push_back(Op("add", at / "resources", resources));
+    ops.push_back(PatchOperation("add", at / "resources", resources));
     return;
   }
   json& limits = resources["limits"];
   if (!limits.is_object()) {
     limits = {{change.resource, count}};
-    ops.push_back(Op("add", at / "resources" / "limits", limits));
+    ops.push_back(PatchOperation("add", at / "resources" / "limits", limits));
   } else if (!limits.contains(change.resource) ||
              !SaysCount(limits[change.resource], change.count)) {
     limits[change.resource] = count;
-    ops.push_back(Op("add", at / "resources" / "limits" / change.resource, count));
+    ops.push_back(PatchOperation("add", at / "resources" / "limits" / change.resource, count));
   }
   auto requests = resources.find("requests");
   if (requests != resources.end() && requests->is_object() && requests->contains(change.resource) &&
       !SaysCount((*requests)[change.resource], change.count)) {
     (*requests)[change.resource] = count;
-    ops.push_back(Op("add", at / "resources" / "requests" / change.resource, count));
+    ops.push_back(PatchOperation("add", at / "resources" / "requests" / change.resource, count));
   }
 }
 
@@ -156,13 +147,13 @@ void SetNodeSelector(const json& spec, const Pointer& spec_at, const StringMap& 
   if (existing == spec.end() || !existing->is_object()) {
     json map = json::object();
     for (const auto& [k, v] : wanted) map[k] = v;
-    ops.push_back(Op("add", spec_at / "nodeSelector", std::move(map)));
+    ops.push_back(PatchOperation("add", spec_at / "nodeSelector", std::move(map)));
     return;
   }
   for (const auto& [k, v] : wanted) {
     auto it = existing->find(k);
     if (it == existing->end() || !it->is_string() || *it != v) {
-      ops.push_back(Op("add", spec_at / "nodeSelector" / k, v));
+      ops.push_back(PatchOperation("add", spec_at / "nodeSelector" / k, v));
     }
   }
 }
@@ -181,7 +172,7 @@ void SetAnnotations(const json& object, const json::json_pointer& metadata_point
     for (const auto& [k, v] : decision.annotations) {
       auto it = existing->find(k);
       if (it == existing->end() || !it->is_string() || *it != v) {
-        ops.push_back(Op("add", metadata_at / "annotations" / k, v));
+        ops.push_back(PatchOperation("add", metadata_at / "annotations" / k, v));
       }
     }
     return;
@@ -190,9 +181,9 @@ void SetAnnotations(const json& object, const json::json_pointer& metadata_point
   json annotations = json::object();
   for (const auto& [k, v] : decision.annotations) annotations[k] = v;
   if (metadata != nullptr && metadata->is_object()) {
-    ops.push_back(Op("add", metadata_at / "annotations", std::move(annotations)));
+    ops.push_back(PatchOperation("add", metadata_at / "annotations", std::move(annotations)));
   } else {
-    ops.push_back(Op("add", metadata_at, {{"annotations", std::move(annotations)}}));
+    ops.push_back(PatchOperation("add", metadata_at, {{"annotations", std::move(annotations)}}));
   }
 }
 

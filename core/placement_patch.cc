@@ -18,14 +18,7 @@ constexpr const char* kRequired = "requiredDuringSchedulingIgnoredDuringExecutio
 constexpr const char* kPreferred = "preferredDuringSchedulingIgnoredDuringExecution";
 constexpr std::string_view kShmPath = "/dev/shm";
 
-// Built key by key: an initializer list copies every value once more.
-json Add(const Pointer& path, json value) {
-  json o(json::value_t::object);
-  o["op"] = "add";
-  o["path"] = path.str();
-  o["value"] = std::move(value);
-  return o;
-}
+json Add(const Pointer& path, json value) { return PatchOperation("add", path, std::move(value)); }
 
 json RequirementJson(const NodeSelectorRequirement& r) {
   json j = {{"key", r.key}, {"operator", r.op}};
