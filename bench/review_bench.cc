@@ -5,6 +5,8 @@
 #include <benchmark/benchmark.h>
 
 #include "core/admission.h"
+#include "core/policy.h"
+#include "core/reservation_ledger.h"
 #include "core/review.h"
 #include "core/review_decode.h"
 #include "tests/fakes/test_cluster.h"
@@ -27,6 +29,26 @@ void BM_ReviewAllow(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * Body().size()));
 }
 BENCHMARK(BM_ReviewAllow);
+
+// The review as `make run` and bench/load/run.sh serve it: the example policy
+// (manifests/examples/policy.yaml), the demo cluster, and a reservation ledger that each review
+// commits to (every request carries the same uid, so each commit replaces the last).
+void BM_ReviewAsServed(benchmark::State& state) {
+  InventorySnapshot snapshot = testing::SnapshotOf(testing::DemoCluster());
+  auto policy = ParsePolicy(testing::ReadSourceFile("manifests/examples/policy.yaml"));
+  if (!policy.ok()) {
+    state.SkipWithError("manifests/examples/policy.yaml does not parse");
+    return;
+  }
+  ReservationLedger ledger(std::chrono::seconds(30));
+  testing::LedgerReservations reservations(ledger);
+  ReviewContext context{snapshot, policy.value(), nullptr, &reservations};
+  for (auto _ : state) {
+    auto answer = Review(Body(), context);
+    benchmark::DoNotOptimize(answer);
+  }
+}
+BENCHMARK(BM_ReviewAsServed);
 
 void BM_ReviewFallbackPatch(benchmark::State& state) {
   nlohmann::json cluster = testing::DemoCluster();
