@@ -62,12 +62,18 @@ TlsConnection::Want TlsConnection::OnReady(Clock::time_point now) {
     Want want = Want::kClose;
     if (!Handshake(now, want)) return want;
   }
-  if (!Flush(now)) return Want::kClose;
+  if (!Write(now)) return Want::kClose;
   if (out_sent_ < out_.size()) return Want::kWrite;
   if (close_after_write_ && discard_left_ == 0) return Linger(now);
   if (!Read(now)) return Want::kClose;
   ServeComplete(now);
-  if (!Flush(now)) return Want::kClose;
+  UpdateBusy();
+  if (out_sent_ < out_.size()) return Want::kFlush;
+  return Next(now);
+}
+
+TlsConnection::Want TlsConnection::Flush(Clock::time_point now) {
+  if (!Write(now)) return Want::kClose;
   UpdateBusy();
   return Next(now);
 }
@@ -219,7 +225,7 @@ void TlsConnection::Respond(HttpResponse r) {
   if (r.close) close_after_write_ = true;
 }
 
-bool TlsConnection::Flush(Clock::time_point now) {
+bool TlsConnection::Write(Clock::time_point now) {
   while (out_sent_ < out_.size()) {
     ERR_clear_error();
     size_t left = std::min(out_.size() - out_sent_, static_cast<size_t>(INT_MAX));
@@ -262,7 +268,7 @@ bool TlsConnection::OnTick(Clock::time_point now, const ConnectionLimits& limits
     // A request trickling in past the read timeout: say so, and close.
     in_used_ = in_.size();
     Respond({408, kJson, ErrorBody("request not received within the read timeout"), {}, true});
-    if (!Flush(now)) return false;
+    if (!Write(now)) return false;
     if (out_sent_ == out_.size()) Linger(now);  // else the write timeout ends it
     return true;
   }

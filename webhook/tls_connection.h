@@ -5,6 +5,8 @@
 //
 //   TlsConnection c(fd, ssl, host, now, /*over_capacity=*/false);
 //   Want w = c.OnReady(now);   // after epoll said the socket is ready; wait for `w` next
+//   if (w == Want::kFlush) w = c.Flush(now);  // answers are ready: write them (the loop does
+//                                             // so after the rest of its batch is served)
 //   if (!c.OnTick(now, limits)) close it;  // every sweep: timeouts
 //   c.OnStop(now);                          // the server stops: each answer closes
 //
@@ -56,7 +58,8 @@ struct ConnectionLimits {
 class TlsConnection {
  public:
   using Clock = std::chrono::steady_clock;
-  enum class Want { kRead, kWrite, kClose };
+  // kFlush: answers wait to be written; call Flush, then wait for what it returns.
+  enum class Want { kRead, kWrite, kClose, kFlush };
 
   // Takes ownership of `fd` and `ssl` (already SSL_set_fd'd, in accept state).
   TlsConnection(int fd, SSL* ssl, ConnectionHost& host, Clock::time_point now, bool over_capacity);
@@ -66,8 +69,11 @@ class TlsConnection {
 
   int fd() const { return fd_; }
 
-  // The socket is readable or writable: handshake, write what is pending, read, serve.
+  // The socket is readable or writable: handshake, write what is pending, read, serve. Returns
+  // kFlush when it served requests whose answers are not written yet.
   Want OnReady(Clock::time_point now);
+  // Writes the answers OnReady left (as far as the socket takes them).
+  Want Flush(Clock::time_point now);
   // Whether to keep the connection. A request slower than limits.read is answered 408 and
   // closed; an idle connection past limits.idle, or a stalled write past limits.write, closes.
   bool OnTick(Clock::time_point now, const ConnectionLimits& limits);
@@ -81,7 +87,7 @@ class TlsConnection {
   bool HasWholeRequest() const;      // in_ holds a whole request, or a head to refuse
   void ServeComplete(Clock::time_point now);
   void Respond(HttpResponse r);
-  bool Flush(Clock::time_point now);  // false: the connection failed
+  bool Write(Clock::time_point now);  // false: the connection failed
   void UpdateBusy();
   Want Next(Clock::time_point now);
   // Closing while the client still sends makes the kernel answer with a reset, which can destroy
