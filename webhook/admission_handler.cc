@@ -100,7 +100,10 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
     if (a.kind == AdmissionOutcome::Kind::kError) level = LogLevel::kWarn;
     if (log_.Enabled(level)) {
       std::string trail;
-      for (const std::string& step : a.trail) trail += (trail.empty() ? "" : "; ") + step;
+      for (const std::string& step : a.trail) {
+        if (!trail.empty()) trail += "; ";
+        trail += step;
+      }
       log_.Log(level, "review",
                {{"uid", a.uid},
                 {"object", a.summary},

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 
 namespace gpuadmit {
 namespace {
@@ -43,19 +44,28 @@ void AppendValue(std::string& line, std::string_view value) {
   line += '"';
 }
 
-std::string Timestamp() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t seconds = std::chrono::system_clock::to_time_t(now);
-  auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
-  return fmt::format("{}.{:03d}Z", buf, static_cast<int>(millis.count()));
-}
-
 }  // namespace
+
+void AppendLogTimestamp(std::string& out, std::chrono::system_clock::time_point t) {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  thread_local std::time_t cached_second = std::numeric_limits<std::time_t>::min();
+  thread_local char second_text[std::size("2026-11-21T14:00:00")];
+  seconds second = std::chrono::floor<seconds>(t.time_since_epoch());
+  auto millis = std::chrono::duration_cast<milliseconds>(t.time_since_epoch() - second).count();
+  if (second.count() != cached_second) {
+    std::time_t whole = second.count();
+    std::tm utc{};
+    gmtime_r(&whole, &utc);
+    std::strftime(second_text, sizeof second_text, "%Y-%m-%dT%H:%M:%S", &utc);
+    cached_second = whole;
+  }
+  char fraction[] = {'.', static_cast<char>('0' + millis / 100),
+                     static_cast<char>('0' + millis / 10 % 10),
+                     static_cast<char>('0' + millis % 10), 'Z'};
+  out.append(second_text, std::size(second_text) - 1);
+  out.append(fraction, std::size(fraction));
+}
 
 bool ParseLogLevel(std::string_view text, LogLevel& out) {
   for (size_t i = 0; i < std::size(kLevelNames); ++i) {
@@ -69,7 +79,9 @@ bool ParseLogLevel(std::string_view text, LogLevel& out) {
 
 void Logger::Log(LogLevel level, std::string_view message, Fields fields) {
   if (!Enabled(level)) return;
-  std::string line = Timestamp();
+  std::string line;
+  line.reserve(96 + message.size());
+  AppendLogTimestamp(line, std::chrono::system_clock::now());
   line += " level=";
   line += kLevelNames[static_cast<int>(level)];
   line += " msg=";

@@ -32,6 +32,33 @@ TEST(Logger, WritesEachLineAtOnceWithoutAHoldTime) {
   EXPECT_EQ(Written([&] { log.Debug("not enabled"); }), "");
 }
 
+TEST(Logger, LinesStartWithTheUtcTimeToTheMillisecond) {
+  using std::chrono::sys_days;
+  using namespace std::chrono_literals;
+  auto at = [](std::chrono::system_clock::time_point t) {
+    std::string out = "x";
+    AppendLogTimestamp(out, t);
+    return out;
+  };
+  sys_days day = std::chrono::year{2026} / 11 / 21;
+  EXPECT_EQ(at(day + 14h + 7s + 5ms), "x2026-11-21T14:00:07.005Z");
+  // The same second again, then the next one: the text kept for a second is not reused past it.
+  EXPECT_EQ(at(day + 14h + 7s + 999ms), "x2026-11-21T14:00:07.999Z");
+  EXPECT_EQ(at(day + 14h + 8s), "x2026-11-21T14:00:08.000Z");
+  EXPECT_EQ(at(day + 14h + 7s + 120ms), "x2026-11-21T14:00:07.120Z");
+  EXPECT_EQ(at(sys_days{std::chrono::year{1969} / 12 / 31} + 23h + 59min + 59s + 250ms),
+            "x1969-12-31T23:59:59.250Z");
+
+  Logger log(LogLevel::kInfo);
+  auto before = std::chrono::floor<std::chrono::milliseconds>(std::chrono::system_clock::now());
+  std::string out = Written([&] { log.Info("now"); });
+  auto after = std::chrono::system_clock::now();
+  std::string first = at(before), last = at(after);
+  std::string stamp = out.substr(0, first.size() - 1);
+  EXPECT_GE("x" + stamp, first) << out;  // same width: text order is time order
+  EXPECT_LE("x" + stamp, last) << out;
+}
+
 TEST(Logger, HeldInfoLinesGoOutAtFlushInTheirOrder) {
   Logger log(LogLevel::kInfo, hours(1));
   EXPECT_EQ(Written([&] {
