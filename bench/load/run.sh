@@ -12,7 +12,8 @@ usage() {
 Usage: bench/load/run.sh [options]
 
 POSTs a real ~3.4 KB pod AdmissionReview (bench/fixtures/pod-review-3k.json)
-over TLS keep-alive with wrk, at each concurrency, against
+over TLS keep-alive with wrk (or --client gpuadmit_load), at each concurrency,
+against
   gpuadmit  the gpuadmit server (started here, or --target-url), and
   nginx     nginx answering a fixed AdmissionReview over TLS (transport ceiling),
 interleaved per concurrency (nginx, then gpuadmit), with a warm-up before each
@@ -37,16 +38,27 @@ Options:
   --body FILE           request body (default bench/fixtures/pod-review-3k.json)
   --nginx PATH          nginx binary (default /usr/sbin/nginx)
   --server-cpus LIST    pin the servers with taskset -c LIST (default: no pinning)
-  --client-cpus LIST    pin wrk with taskset -c LIST (default: no pinning)
+  --client-cpus LIST    pin the load client with taskset -c LIST (default: no pinning)
   --out FILE            write the raw JSON lines here (default: a new file in
                         bench/results/, whose path is printed)
+  --client wrk|gpuadmit_load
+                        the load client (default wrk). wrk opens its connections
+                        as its clock starts, so each connection's first request
+                        waits behind the TLS handshakes of all of them (about
+                        100 ms at c=256 on 2 vCPUs, for either server).
+                        gpuadmit_load (build/bench/gpuadmit_load) opens and
+                        handshakes every connection, warms up on them (--warmup)
+                        and then measures: the latency of open connections, as
+                        the apiserver keeps them.
+  --load-client PATH    gpuadmit_load binary (default build/bench/gpuadmit_load)
   --strict-status       count every non-2xx answer exactly (a wrk Lua response()
                         hook; costs the client ~10-15% throughput); default:
                         wrk's own counter of answers with status >= 400
   --keep-tmp            keep the temporary directory (logs, certs, nginx.conf)
   -h, --help            this help
 
-wrk runs with -t min(c,2) -c c --latency --timeout 2s.
+wrk runs with -t min(c,2) -c c --latency --timeout 2s; gpuadmit_load with the
+same threads, connections and timeout, and counts every non-2xx answer.
 errors = connect + read + write + timeout socket errors + HTTP errors
 (status >= 400, or any non-2xx with --strict-status).
 Exit status: 0 done, 1 a run failed (server did not start, wrong answer,
@@ -83,6 +95,8 @@ out=""
 keep_tmp=0
 strict=0
 lua="$SCRIPT_DIR/admission.lua"
+client=wrk
+load_client="$REPO_ROOT/build/bench/gpuadmit_load"
 
 need_arg() { [[ $# -ge 2 ]] || usage_error "$1 needs a value"; }
 
@@ -105,6 +119,8 @@ while [[ $# -gt 0 ]]; do
     --out) need_arg "$@"; out=$(abspath "$2"); shift 2 ;;
     --keep-tmp) keep_tmp=1; shift ;;
     --strict-status) strict=1; shift ;;
+    --client) need_arg "$@"; client=$2; shift 2 ;;
+    --load-client) need_arg "$@"; load_client=$(abspath "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage_error "unknown option: $1" ;;
   esac
@@ -118,6 +134,10 @@ read -r -a conc_list <<<"$concs"
 for c in "${conc_list[@]}"; do
   [[ $c =~ ^[1-9][0-9]*$ ]] || usage_error "bad concurrency: $c"
 done
+case $client in
+  wrk|gpuadmit_load) ;;
+  *) usage_error "--client takes wrk or gpuadmit_load" ;;
+esac
 case $only in
   ""|nginx|gpuadmit) ;;
   *) usage_error "--only takes nginx or gpuadmit" ;;
@@ -135,7 +155,11 @@ start_gpuadmit=0
 
 need_tool() { command -v "$1" >/dev/null 2>&1 || { echo "run.sh: $1 not found ($2)" >&2; exit 2; }; }
 need_file() { [[ -f $1 ]] || { echo "run.sh: missing $1 ($2)" >&2; exit 2; }; }
-need_tool wrk "apt-get install wrk"
+if [[ $client == wrk ]]; then
+  need_tool wrk "apt-get install wrk"
+else
+  [[ -x $load_client ]] || { echo "run.sh: gpuadmit_load not found at $load_client (make build, or --load-client PATH)" >&2; exit 2; }
+fi
 need_tool curl "apt-get install curl"
 need_tool openssl "apt-get install openssl"
 need_tool python3 "used to pick free ports and to summarise"
@@ -387,30 +411,44 @@ EOF
   echo "sanity $name: 200, uid echoed, $(wc -c <"$r1" | tr -d ' ') B answer, keep-alive connection $reuse" >&2
 }
 
-# ---- one wrk point ---------------------------------------------------------------
+# ---- one measured point --------------------------------------------------------
 # point SERVER URL CONC -> appends one JSON line to $out and echoes it
 point() {
-  local server=$1 url=$2 c=$3 threads result
+  local server=$1 url=$2 c=$3 threads result key
   threads=$((c < 2 ? c : 2))
-  if ((warmup > 0)); then
-    GPUADMIT_LOAD_BODY=$body GPUADMIT_LOAD_STRICT=$strict ${client_prefix[@]+"${client_prefix[@]}"} wrk -t"$threads" -c"$c" \
-      -d"${warmup}s" --latency --timeout 2s -s "$lua" "$url" >"$workdir/wrk-warmup.out" 2>&1 || true
+  if [[ $client == gpuadmit_load ]]; then
+    key=load
+    if ! ${client_prefix[@]+"${client_prefix[@]}"} "$load_client" --url "$url" --body "$body" \
+      --connections "$c" --threads "$threads" --warmup "$warmup" --duration "$duration" \
+      --timeout 2 >"$workdir/load.out" 2>&1; then
+      cat "$workdir/load.out" >&2
+      die "gpuadmit_load failed for $server c=$c"
+    fi
+    result=$(sed -n 's/^LOAD_RESULT //p' "$workdir/load.out" | tail -n 1)
+    [[ -n $result ]] || { cat "$workdir/load.out" >&2; die "gpuadmit_load printed no LOAD_RESULT line for $server c=$c"; }
+  else
+    key=wrk
+    if ((warmup > 0)); then
+      GPUADMIT_LOAD_BODY=$body GPUADMIT_LOAD_STRICT=$strict ${client_prefix[@]+"${client_prefix[@]}"} wrk -t"$threads" -c"$c" \
+        -d"${warmup}s" --latency --timeout 2s -s "$lua" "$url" >"$workdir/wrk-warmup.out" 2>&1 || true
+    fi
+    if ! GPUADMIT_LOAD_BODY=$body GPUADMIT_LOAD_STRICT=$strict ${client_prefix[@]+"${client_prefix[@]}"} wrk -t"$threads" -c"$c" \
+      -d"${duration}s" --latency --timeout 2s -s "$lua" "$url" >"$workdir/wrk.out" 2>&1; then
+      cat "$workdir/wrk.out" >&2
+      die "wrk failed for $server c=$c"
+    fi
+    result=$(sed -n 's/^WRK_RESULT //p' "$workdir/wrk.out" | tail -n 1)
+    [[ -n $result ]] || { cat "$workdir/wrk.out" >&2; die "wrk printed no WRK_RESULT line for $server c=$c"; }
   fi
-  if ! GPUADMIT_LOAD_BODY=$body GPUADMIT_LOAD_STRICT=$strict ${client_prefix[@]+"${client_prefix[@]}"} wrk -t"$threads" -c"$c" \
-    -d"${duration}s" --latency --timeout 2s -s "$lua" "$url" >"$workdir/wrk.out" 2>&1; then
-    cat "$workdir/wrk.out" >&2
-    die "wrk failed for $server c=$c"
-  fi
-  result=$(sed -n 's/^WRK_RESULT //p' "$workdir/wrk.out" | tail -n 1)
-  [[ -n $result ]] || { cat "$workdir/wrk.out" >&2; die "wrk printed no WRK_RESULT line for $server c=$c"; }
   local line
-  line=$(printf '{"kind":"point","server":"%s","conc":%d,"threads":%d,"duration_s":%d,"warmup_s":%d,"url":"%s","body_bytes":%d,"wrk":%s}' \
-    "$server" "$c" "$threads" "$duration" "$warmup" "$url" "$body_bytes" "$result")
+  line=$(printf '{"kind":"point","server":"%s","conc":%d,"threads":%d,"duration_s":%d,"warmup_s":%d,"url":"%s","body_bytes":%d,"client":"%s","%s":%s}' \
+    "$server" "$c" "$threads" "$duration" "$warmup" "$url" "$body_bytes" "$client" "$key" "$result")
   printf '%s\n' "$line" >>"$out"
   python3 -c 'import json, sys
-d = json.loads(sys.argv[1]); w = d["wrk"]; l = w["latency_us"]
-print("  %-9s c=%-4d %10.0f req/s  p50 %.3f ms  p99 %.3f ms  errors %d"
-      % (d["server"], d["conc"], w["rps"], l["p50"] / 1e3, l["p99"] / 1e3, w["errors"]["total"]))' \
+d = json.loads(sys.argv[1]); w = d.get("wrk") or d["load"]; l = w["latency_us"]
+print("  %-9s c=%-4d %10.0f req/s  p50 %.3f ms  p99 %.3f ms  max %.3f ms  errors %d"
+      % (d["server"], d["conc"], w["rps"], l["p50"] / 1e3, l["p99"] / 1e3, l["max"] / 1e3,
+         w["errors"]["total"]))' \
     "$line" >&2
 }
 
@@ -419,7 +457,11 @@ body_bytes=$(python3 -c 'import sys; print(len(open(sys.argv[1],"rb").read().rst
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 [[ -n $cpu_model ]] || cpu_model=unknown
 ncpu=$(nproc)
-wrk_version=$( (wrk -v 2>&1 || true) | head -n 1)
+if [[ $client == wrk ]]; then
+  wrk_version=$( (wrk -v 2>&1 || true) | head -n 1)
+else
+  wrk_version="gpuadmit_load ($load_client)"
+fi
 nginx_version=""
 if [[ $run_nginx == 1 ]]; then
   nginx_version=$("$nginx_bin" -v 2>&1 | head -n 1)
@@ -430,13 +472,13 @@ if [[ -n $(git -C "$REPO_ROOT" status --porcelain 2>/dev/null || true) ]]; then 
 
 echo "machine:  $ncpu CPUs, $cpu_model, kernel $(uname -r)"
 echo "versions: ${nginx_version:-nginx not run} | $wrk_version | $openssl_version | gpuadmit @ $git_rev"
-echo "load:     POST $(basename -- "$body") ($body_bytes B), ${duration}s per point + ${warmup}s warm-up, c = ${conc_list[*]}, wrk -t min(c,2) --timeout 2s"
+echo "load:     POST $(basename -- "$body") ($body_bytes B), ${duration}s per point + ${warmup}s warm-up, c = ${conc_list[*]}, $client -t min(c,2) --timeout 2s"
 [[ -n $server_cpus ]] && echo "pinning:  servers on CPUs $server_cpus"
-[[ -n $client_cpus ]] && echo "pinning:  wrk on CPUs $client_cpus"
+[[ -n $client_cpus ]] && echo "pinning:  $client on CPUs $client_cpus"
 
 python3 - "$out" \
   date_utc="$(date -u +%Y-%m-%dT%H:%M:%SZ)" nproc="$ncpu" cpu_model="$cpu_model" kernel="$(uname -r)" \
-  nginx="$nginx_version" wrk="$wrk_version" openssl="$openssl_version" git="$git_rev" \
+  nginx="$nginx_version" wrk="$wrk_version" client="$client" openssl="$openssl_version" git="$git_rev" \
   duration_s="$duration" warmup_s="$warmup" conc="${conc_list[*]}" body="$(basename -- "$body")" \
   body_bytes="$body_bytes" server_cpus="$server_cpus" client_cpus="$client_cpus" \
   strict_status="$strict" target_url="$target_url" <<'EOF'

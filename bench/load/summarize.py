@@ -7,6 +7,11 @@ import json
 import sys
 
 
+def result(point):
+    """The client's figures: wrk's (WRK_RESULT) or gpuadmit_load's (LOAD_RESULT)."""
+    return point.get("wrk") or point["load"]
+
+
 def main() -> int:
     if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
         print(__doc__.strip(), file=sys.stderr)
@@ -28,12 +33,12 @@ def main() -> int:
 
     if meta:
         print(f"machine: {meta.get('nproc')} CPUs, {meta.get('cpu_model')}; "
-              f"{meta.get('duration_s')} s per point")
+              f"{meta.get('duration_s')} s per point; client {meta.get('client', 'wrk')}")
     print(f"{'server':<9} {'conc':<5} {'req/s':>9} {'p50_ms':>8} {'p99_ms':>8} "
           f"{'max_ms':>8} {'errors':>7}")
     by = {}
     for p in points:
-        w = p["wrk"]
+        w = result(p)
         lat = w["latency_us"]
         e = w["errors"]
         by[(p["server"], p["conc"])] = p
@@ -48,7 +53,7 @@ def main() -> int:
     pairs = [c for c in concs if ("nginx", c) in by and ("gpuadmit", c) in by]
     if pairs:
         def ratio(c, get):
-            g, n = get(by[("gpuadmit", c)]["wrk"]), get(by[("nginx", c)]["wrk"])
+            g, n = get(result(by[("gpuadmit", c)])), get(result(by[("nginx", c)]))
             if not n:
                 return f"c={c} n/a"
             r = g / n
