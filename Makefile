@@ -87,6 +87,8 @@ run: build certs
 bench: build
 	$(BUILD)/bench/gpuadmit_bench
 	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit
+	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --client gpuadmit_load \
+	  --load-client $(BUILD)/bench/gpuadmit_load
 
 deploy:
 	kubectl apply -k manifests/
