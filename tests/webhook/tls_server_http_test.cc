@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/fakes/loopback_server.h"
 #include "tests/fakes/raw_tls_client.h"
@@ -82,6 +83,43 @@ TEST_F(TlsServerHttpTest, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
   EXPECT_EQ(json::parse(Body(review))["response"]["uid"], json::parse(review_)["request"]["uid"]);
   EXPECT_EQ(Body(c.ReadResponse()), "ok\n");
   EXPECT_EQ(Body(c.ReadResponse()), "ready\n");
+}
+
+// One worker loop, sixteen connections whose requests arrive together: the loop serves what one
+// wake-up brings, then writes the answers. Every answer reaches its own connection, including
+// when one client has gone before its answer is written.
+TEST_F(TlsServerHttpTest, RequestsArrivingTogetherAreEachAnsweredOnTheirOwnConnection) {
+  ServerOptions options = testing::LoopbackOptions(tls_);
+  options.worker_threads = 1;
+  auto server = TlsServer::Create(options, handler_, metrics_, log_);
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  server_ = std::move(server).value();
+  serving_ = std::thread([this] { server_->Run(); });
+
+  constexpr int kClients = 16;
+  std::vector<std::unique_ptr<RawTlsClient>> clients;
+  std::vector<std::string> uids;
+  std::vector<std::string> requests;
+  for (int i = 0; i < kClients; ++i) {  // every handshake first, so the requests come together
+    clients.push_back(std::make_unique<RawTlsClient>(server_->port()));
+    ASSERT_TRUE(clients.back()->ok());
+    json review = json::parse(review_);
+    uids.push_back("uid-" + std::to_string(i));
+    review["request"]["uid"] = uids.back();
+    requests.push_back(Post(review.dump()) + "GET /healthz HTTP/1.1\r\n\r\n");
+  }
+  for (int i = 0; i < kClients; ++i) ASSERT_TRUE(clients[i]->Send(requests[i]));
+  clients[3].reset();  // gone before reading: its answer cannot be delivered
+  for (int i = 0; i < kClients; ++i) {
+    if (!clients[i]) continue;
+    std::string answer = clients[i]->ReadResponse();
+    ASSERT_EQ(StatusLine(answer), "HTTP/1.1 200 OK") << "client " << i;
+    EXPECT_EQ(json::parse(Body(answer))["response"]["uid"], uids[i]);
+    EXPECT_EQ(Body(clients[i]->ReadResponse()), "ok\n") << "client " << i;
+  }
+  RawTlsClient after(server_->port());  // and the loop still serves
+  ASSERT_TRUE(after.Send("GET /healthz HTTP/1.1\r\n\r\n"));
+  EXPECT_EQ(Body(after.ReadResponse()), "ok\n");
 }
 
 TEST_F(TlsServerHttpTest, ExpectContinueGetsA100BeforeTheBodyIsSent) {
