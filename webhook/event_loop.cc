@@ -17,10 +17,6 @@ using Clock = TlsConnection::Clock;
 // 100 ms: timeouts are whole seconds, so they fire within a tenth of one.
 constexpr auto kSweepEvery = std::chrono::milliseconds(100);
 
-// Answers held back while the rest of a batch is served: at ~30 us a review, the first of them
-// waits about a millisecond at most.
-constexpr size_t kMaxAnswersHeld = 32;
-
 uint32_t EventsFor(TlsConnection::Want want) {
   return want == TlsConnection::Want::kWrite ? EPOLLOUT : EPOLLIN;
 }
@@ -127,14 +123,6 @@ void EventLoop::StopAll(Clock::time_point now) {
   for (auto& [fd, entry] : entries_) entry.connection->OnStop(now);
 }
 
-// The answers of a batch are written after its requests are served. Each answer that reaches a
-// client wakes it, and a client on the same CPU then runs first: writing as each review finished
-// would switch to it between reviews, which then found their caches cold.
-void EventLoop::WriteAnswers(std::vector<Entry*>& answered, Clock::time_point now) {
-  for (Entry* entry : answered) Apply(*entry, entry->connection->Flush(now));
-  answered.clear();
-}
-
 void EventLoop::Run() {
   std::array<epoll_event, 128> events;
   std::vector<Entry*> answered;  // served in this batch, answers not written yet
@@ -157,12 +145,15 @@ void EventLoop::Run() {
       TlsConnection::Want want = entry->connection->OnReady(now);  // once per fd per wait
       if (want == TlsConnection::Want::kFlush) {
         answered.push_back(entry);
-        if (answered.size() == kMaxAnswersHeld) WriteAnswers(answered, now);
       } else {
         Apply(*entry, want);
       }
     }
-    WriteAnswers(answered, now);
+    // The batch's answers are written after all of its requests are served. Each answer that
+    // reaches a client wakes it, and a client on the same CPU then runs first: writing as each
+    // review finished would switch to it between reviews, which then found their caches cold.
+    for (Entry* entry : answered) Apply(*entry, entry->connection->Flush(now));
+    answered.clear();
     // After the batch: closing connections now cannot leave a stale pointer in `events`.
     if (woken) {
       uint64_t count;

@@ -2,9 +2,8 @@
 // it and drives them from a level-triggered epoll set: readiness runs a connection, a sweep
 // every 100 ms applies the timeouts. A request is served on the loop's own thread, start to
 // finish, so no connection waits behind another's idle one and nothing is handed between
-// threads on the request path. The requests of one epoll batch are served before their answers
-// are written (32 at most wait): an answer wakes its client, which would otherwise run between
-// reviews.
+// threads on the request path. The requests of one epoll batch are all served before their
+// answers are written: an answer wakes its client, which would otherwise run between reviews.
 //
 //   auto loop = EventLoop::Create(host, limits, stopping);
 //   std::thread t([&] { loop.value()->Run(); });
@@ -61,7 +60,6 @@ class EventLoop {
       : host_(host), limits_(limits), stopping_(stopping) {}
   void TakeIncoming(TlsConnection::Clock::time_point now, bool stopping);
   void Apply(Entry& entry, TlsConnection::Want want);
-  void WriteAnswers(std::vector<Entry*>& answered, TlsConnection::Clock::time_point now);
   void Close(int fd);
   void Sweep(TlsConnection::Clock::time_point now);
   void StopAll(TlsConnection::Clock::time_point now);
