@@ -307,6 +307,8 @@ class Worker {
 
   void CheckTimeouts() {
     Clock::time_point now = Clock::now();
+    if (now - last_check_ < std::chrono::milliseconds(100)) return;
+    last_check_ = now;
     for (auto& c : connections_) {
       if (!c.dead && c.sending && now - c.sent_at > std::chrono::seconds(o_.timeout_s)) {
         Fail(c, result_.errors.timeout);
@@ -320,6 +322,7 @@ class Worker {
   Shared& shared_;
   std::vector<Connection> connections_;  // sized once: epoll holds pointers into it
   int epoll_ = -1;
+  Clock::time_point last_check_;  // of the timeouts, every 100 ms
   ThreadResult result_;
 };
 
