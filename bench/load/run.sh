@@ -39,6 +39,9 @@ Options:
   --nginx PATH          nginx binary (default /usr/sbin/nginx)
   --server-cpus LIST    pin the servers with taskset -c LIST (default: no pinning)
   --client-cpus LIST    pin the load client with taskset -c LIST (default: no pinning)
+  --client-threads N    the load client's threads: min(c, N) (default 2). On 2 vCPUs
+                        shared with the servers, fewer client threads leave the
+                        servers more CPU and change the tail (see docs/performance.md)
   --out FILE            write the raw JSON lines here (default: a new file in
                         bench/results/, whose path is printed)
   --client wrk|gpuadmit_load
@@ -57,7 +60,8 @@ Options:
   --keep-tmp            keep the temporary directory (logs, certs, nginx.conf)
   -h, --help            this help
 
-wrk runs with -t min(c,2) -c c --latency --timeout 2s; gpuadmit_load with the
+wrk runs with -t min(c,N) -c c --latency --timeout 2s (N = --client-threads,
+default 2); gpuadmit_load with the
 same threads, connections and timeout, and counts every non-2xx answer.
 errors = connect + read + write + timeout socket errors + HTTP errors
 (status >= 400, or any non-2xx with --strict-status).
@@ -91,6 +95,7 @@ nginx_response="$REPO_ROOT/bench/fixtures/nginx-response.json"
 nginx_bin=/usr/sbin/nginx
 server_cpus=""
 client_cpus=""
+client_threads=2
 out=""
 keep_tmp=0
 strict=0
@@ -116,6 +121,7 @@ while [[ $# -gt 0 ]]; do
     --nginx) need_arg "$@"; nginx_bin=$(abspath "$2"); shift 2 ;;
     --server-cpus) need_arg "$@"; server_cpus=$2; shift 2 ;;
     --client-cpus) need_arg "$@"; client_cpus=$2; shift 2 ;;
+    --client-threads) need_arg "$@"; client_threads=$2; shift 2 ;;
     --out) need_arg "$@"; out=$(abspath "$2"); shift 2 ;;
     --keep-tmp) keep_tmp=1; shift ;;
     --strict-status) strict=1; shift ;;
@@ -129,6 +135,7 @@ done
 # ---- validate -------------------------------------------------------------
 [[ $duration =~ ^[1-9][0-9]*$ ]] || usage_error "--duration wants a whole number of seconds > 0"
 [[ $warmup =~ ^[0-9]+$ ]] || usage_error "--warmup wants a whole number of seconds"
+[[ $client_threads =~ ^[1-9][0-9]*$ ]] || usage_error "--client-threads wants a whole number > 0"
 read -r -a conc_list <<<"$concs"
 [[ ${#conc_list[@]} -gt 0 ]] || usage_error "--conc is empty"
 for c in "${conc_list[@]}"; do
@@ -415,7 +422,7 @@ EOF
 # point SERVER URL CONC -> appends one JSON line to $out and echoes it
 point() {
   local server=$1 url=$2 c=$3 threads result key
-  threads=$((c < 2 ? c : 2))
+  threads=$((c < client_threads ? c : client_threads))
   if [[ $client == gpuadmit_load ]]; then
     key=load
     if ! ${client_prefix[@]+"${client_prefix[@]}"} "$load_client" --url "$url" --body "$body" \
@@ -472,7 +479,7 @@ if [[ -n $(git -C "$REPO_ROOT" status --porcelain 2>/dev/null || true) ]]; then 
 
 echo "machine:  $ncpu CPUs, $cpu_model, kernel $(uname -r)"
 echo "versions: ${nginx_version:-nginx not run} | $wrk_version | $openssl_version | gpuadmit @ $git_rev"
-echo "load:     POST $(basename -- "$body") ($body_bytes B), ${duration}s per point + ${warmup}s warm-up, c = ${conc_list[*]}, $client -t min(c,2) --timeout 2s"
+echo "load:     POST $(basename -- "$body") ($body_bytes B), ${duration}s per point + ${warmup}s warm-up, c = ${conc_list[*]}, $client -t min(c,$client_threads) --timeout 2s"
 [[ -n $server_cpus ]] && echo "pinning:  servers on CPUs $server_cpus"
 [[ -n $client_cpus ]] && echo "pinning:  $client on CPUs $client_cpus"
 
@@ -480,14 +487,14 @@ python3 - "$out" \
   date_utc="$(date -u +%Y-%m-%dT%H:%M:%SZ)" nproc="$ncpu" cpu_model="$cpu_model" kernel="$(uname -r)" \
   nginx="$nginx_version" wrk="$wrk_version" client="$client" openssl="$openssl_version" git="$git_rev" \
   duration_s="$duration" warmup_s="$warmup" conc="${conc_list[*]}" body="$(basename -- "$body")" \
-  body_bytes="$body_bytes" server_cpus="$server_cpus" client_cpus="$client_cpus" \
+  body_bytes="$body_bytes" server_cpus="$server_cpus" client_cpus="$client_cpus" client_threads="$client_threads" \
   strict_status="$strict" target_url="$target_url" <<'EOF'
 import json, sys
 meta = {"kind": "meta"}
 for arg in sys.argv[2:]:
     k, _, v = arg.partition("=")
     meta[k] = v
-for k in ("nproc", "duration_s", "warmup_s", "body_bytes"):
+for k in ("nproc", "duration_s", "warmup_s", "body_bytes", "client_threads"):
     meta[k] = int(meta[k])
 meta["conc"] = [int(c) for c in meta["conc"].split()]
 with open(sys.argv[1], "a") as f:

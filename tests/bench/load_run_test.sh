@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# load_run_test.sh: a short run of bench/load/run.sh (the HTTPS load benchmark of `make bench`)
+# with each load client, so the benchmark cannot rot unnoticed between measurements.
+#
+# Usage: tests/bench/load_run_test.sh GPUADMIT GPUADMIT_LOAD [REPO_ROOT]
+#
+# Checks, one line each: both servers measured at every concurrency with no error, the client
+# threads as asked (--client-threads), the summary printed, bad options refused with exit 2, and
+# nothing left behind (processes or temporary files). Hermetic: loopback, free ports, a private
+# TMPDIR. Needs wrk, nginx-light, curl, openssl (all in the Makefile's DEBS). Exit status: 0 all
+# passed, 1 a check failed, 77 wrk or nginx is absent (skipped).
+set -uo pipefail
+
+script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+gpuadmit="${1:?usage: load_run_test.sh GPUADMIT GPUADMIT_LOAD [REPO_ROOT]}"
+load_client="${2:?usage: load_run_test.sh GPUADMIT GPUADMIT_LOAD [REPO_ROOT]}"
+repo="$(cd "${3:-${script_dir}/../..}" && pwd)" || exit 1
+run="${repo}/bench/load/run.sh"
+
+for tool in wrk /usr/sbin/nginx; do
+  if ! command -v "${tool}" >/dev/null 2>&1; then
+    echo "SKIP: ${tool} not found (apt-get install wrk nginx-light)"
+    exit 77
+  fi
+done
+
+tmp="$(mktemp -d "${TMPDIR:-/tmp}/gpuadmit-load-run-test.XXXXXX")"
+trap 'rm -rf "${tmp}"' EXIT
+mkdir "${tmp}/t"
+
+passed=0
+failed=0
+pass() { echo "PASS  $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL  $1"; failed=$((failed + 1)); }
+
+# points FILE CLIENT THREADS CONCS...: the results file holds a meta line with CLIENT_THREADS, and
+# one point per server and concurrency with requests, no error and min(c, THREADS) threads.
+points() {
+  /usr/bin/python3 - "$@" <<'EOF'
+import json, sys
+path, client, threads, concs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+lines = [json.loads(l) for l in open(path)]
+meta = [l for l in lines if l["kind"] == "meta"]
+if len(meta) != 1 or meta[0]["client"] != client or meta[0]["client_threads"] != threads:
+    sys.exit(f"meta line: {meta}")
+want = {(s, int(c)) for s in ("nginx", "gpuadmit") for c in concs}
+got = {(l["server"], l["conc"]): l for l in lines if l["kind"] == "point"}
+if set(got) != want:
+    sys.exit(f"points {sorted(got)}, want {sorted(want)}")
+for (server, c), p in got.items():
+    r = p.get("load") or p.get("wrk")
+    if p["threads"] != min(c, threads):
+        sys.exit(f"{server} c={c}: {p['threads']} threads, want {min(c, threads)}")
+    if r["requests"] <= 0 or r["errors"]["total"] != 0:
+        sys.exit(f"{server} c={c}: {r['requests']} requests, errors {r['errors']}")
+EOF
+}
+
+# measure NAME CLIENT THREADS "CONCS": one run.sh run, checked.
+measure() {
+  local name="$1" client="$2" threads="$3" concs="$4" out="${tmp}/$1.jsonl" log="${tmp}/$1.log"
+  if ! TMPDIR="${tmp}/t" "${run}" --gpuadmit "${gpuadmit}" --load-client "${load_client}" \
+      --client "${client}" --client-threads "${threads}" --conc "${concs}" --duration 1 \
+      --warmup 0 --out "${out}" >"${log}" 2>&1; then
+    fail "${name}: run.sh failed"
+    tail -n 20 "${log}"
+    return
+  fi
+  local why
+  if ! why="$(points "${out}" "${client}" "${threads}" ${concs} 2>&1)"; then
+    fail "${name}: ${why}"
+    return
+  fi
+  if ! grep -q "^ratio gpuadmit/nginx throughput:" "${log}"; then
+    fail "${name}: no summary"
+    tail -n 20 "${log}"
+    return
+  fi
+  pass "${name}: both servers at c = ${concs}, ${client} with at most ${threads} threads, no errors"
+}
+
+measure gpuadmit_load gpuadmit_load 1 "1 4"
+measure wrk wrk 2 "4"
+
+# usage ARGS...: run.sh refuses ARGS with exit status 2 and says why.
+usage() {
+  local status=0 message
+  message="$(TMPDIR="${tmp}/t" "${run}" --gpuadmit "${gpuadmit}" "$@" 2>&1)" || status=$?
+  if [[ ${status} -eq 2 && ${message} == run.sh:* ]]; then
+    pass "refused: $* (${message%%$'\n'*})"
+  else
+    fail "$*: exit ${status}, want 2 with a reason: ${message}"
+  fi
+}
+usage --client-threads 0
+usage --client curl
+usage --conc "8 x"
+
+# Everything run.sh started is stopped, and its temporary directory removed.
+left="$(ls -A "${tmp}/t")"
+if [[ -z ${left} ]]; then
+  pass "no temporary files left"
+else
+  fail "temporary files left: ${left}"
+fi
+if pgrep -f "${tmp}" >/dev/null; then
+  fail "processes left: $(pgrep -af "${tmp}")"
+else
+  pass "no processes left"
+fi
+
+echo "${passed} passed, ${failed} failed"
+[[ ${failed} -eq 0 ]]
