@@ -1,6 +1,9 @@
 // SharedLedger: the reservation ledger every request thread reads and commits to, behind one
-// mutex, with time from the Clock seam. Each operation is a few map lookups, so the lock is
-// held for microseconds; planning happens outside it (Review plans, then commits).
+// reader-writer lock, with time from the Clock seam. Each operation is a few map lookups, so the
+// lock is held for microseconds; planning happens outside it (Review plans, then commits).
+// Planning reads the ledger several times per review and commits once, so reads share the lock:
+// with one mutex, the worker loops waited on each other's reads (a futex wait for about one
+// request in thirteen at c=64 on two loops).
 //
 //   SharedLedger ledger(clock, std::chrono::seconds(30));
 //   Review(body, snapshot, policy, &ledger);
@@ -11,6 +14,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -43,7 +47,7 @@ class SharedLedger final : public Reservations {
 
  private:
   const Clock& clock_;
-  mutable std::mutex mu_;
+  mutable std::shared_mutex mu_;
   ReservationLedger ledger_;
 };
 
