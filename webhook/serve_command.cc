@@ -8,6 +8,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <map>
 #include <memory>
@@ -25,6 +26,7 @@
 #include "webhook/kube_config.h"
 #include "webhook/kube_inventory.h"
 #include "webhook/kube_source.h"
+#include "webhook/metrics_server.h"
 #include "webhook/policy_file_source.h"
 #include "webhook/prometheus_source.h"
 #include "webhook/shared_ledger.h"
@@ -102,8 +104,12 @@ int ServeCommand(int argc, char** argv) {
   if (f.Has("prometheus") && f.Has("dcgm-file")) {
     return UsageError("serve", "--prometheus and --dcgm-file are alternatives; give one");
   }
-  if (f.Has("metrics-listen")) {
-    return UsageError("serve", "--metrics-listen is not supported yet; /metrics is on --listen");
+  std::string metrics_host;
+  int metrics_port = 0;
+  if (f.Has("metrics-listen") &&
+      !SplitHostPort(f.Value("metrics-listen"), metrics_host, metrics_port)) {
+    return UsageError("serve",
+                      "--metrics-listen must be HOST:PORT, not " + f.Value("metrics-listen"));
   }
   LogLevel level = LogLevel::kInfo;
   if (f.Has("log-level") && !ParseLogLevel(f.Value("log-level"), level)) {
@@ -154,6 +160,16 @@ int ServeCommand(int argc, char** argv) {
   // TLS and the port first: the cheapest checks, and a failure is then the only line printed.
   auto server = TlsServer::Create(options, handler, metrics, log);
   if (!server.ok()) return ConfigError(server.error().message);
+  // Plain HTTP for Prometheus and probes; /readyz there turns 503 with the TLS one's at a stop.
+  std::atomic<bool> stopping{false};
+  std::unique_ptr<MetricsServer> metrics_server;
+  if (f.Has("metrics-listen")) {
+    auto made = MetricsServer::Create(metrics_host, metrics_port, metrics, [&handler, &stopping] {
+      return !stopping.load() && handler.Ready();
+    });
+    if (!made.ok()) return ConfigError(made.error().message);
+    metrics_server = std::move(made).value();
+  }
   PolicyFileSource policy(
       f.Value("policy"),
       [&handler](std::shared_ptr<const Policy> p) { handler.SetPolicy(std::move(p)); }, metrics,
@@ -219,6 +235,14 @@ int ServeCommand(int argc, char** argv) {
   });
   serving
       .detach();  // idle kept-alive connections may outlive the drain; the process exit ends them
+  if (metrics_server) {
+    // Detached as `serving` is: a scrape in flight must not hold the exit past the drain.
+    std::thread([&m = *metrics_server] { m.Run(); }).detach();
+    log.Info("metrics listening", {{"address", f.Value("metrics-listen")}});
+  }
+  auto stop_metrics = [&metrics_server] {
+    if (metrics_server) metrics_server->Stop();
+  };
 
   int signal_number = -1;
   const timespec tick{0, std::chrono::nanoseconds(kLogHold).count()};
@@ -227,17 +251,22 @@ int ServeCommand(int argc, char** argv) {
     log.Flush();
   }
   if (signal_number == SIGUSR1) {
+    stop_metrics();
     log.Error("server stopped on its own");
-    return kExitConfig;
+    log.Flush();
+    std::fflush(nullptr);
+    std::_Exit(kExitConfig);  // as below: the detached threads still use what this frame owns
   }
   log.Info("signal received, draining",
            {{"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  stopping.store(true);
   s.Stop();
   // 8 s: inside the 10 s the issue allows, and inside Kubernetes' 30 s grace period.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
   // 200 ms: a request already being read when the listener closed reaches routing well within it.
   bool drained = s.Drain(std::chrono::milliseconds(200), deadline);
   if (!drained) log.Warn("drain deadline reached with requests still in flight");
+  stop_metrics();
   log.Info("stopped");
   std::fflush(nullptr);
   std::_Exit(kExitOk);

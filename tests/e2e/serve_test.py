@@ -14,7 +14,9 @@ killed on the way out. Cases:
   3. bad input (tests/fixtures/bad, statuses from its README), 413, 415, charset, still serving;
   4. keep-alive: 20 reviews on one connection;
   5. SIGTERM drain under 16 busy and 8 idle connections: no partial answers, exit 0 in 10 s;
-  6. check-policy and serve start-up errors (exit codes 0/1/2/3, line:col messages);
+  6. check-policy and serve start-up errors (exit codes 0/1/2/3, line:col messages), --help on
+     every command naming every flag of the README's command line, and --metrics-listen (plain
+     HTTP /metrics, /healthz, /readyz; a taken port is exit 3);
   7. policy reload through a ConfigMap-style `..data` symlink swap: a bad version is refused (same
      answers, a warning, a counter), a good one takes effect;
   8. GPU metrics (--dcgm-file) joined to nodes through the exporter pod steer placement in
@@ -419,6 +421,80 @@ def case_cli():
                        capture_output=True, text=True, timeout=30)
     check("serve --workers 0: exit 2, says the range", p.returncode == 2 and
           "--workers must be between 1 and 256" in p.stderr, "rc %d %r" % (p.returncode, p.stderr))
+    p = subprocess.run(base + ["--policy", A.policy, "--tls-key", A.key, "--metrics-listen",
+                               "9090"], capture_output=True, text=True, timeout=30)
+    check("serve --metrics-listen without a port: exit 2", p.returncode == 2 and
+          "--metrics-listen must be HOST:PORT" in p.stderr, "rc %d %r" % (p.returncode, p.stderr))
+    taken = base[-1]  # the --listen address: the metrics listener cannot have it too
+    p = subprocess.run(base + ["--policy", A.policy, "--tls-key", A.key, "--metrics-listen", taken],
+                       capture_output=True, text=True, timeout=30)
+    check("serve --metrics-listen on the --listen port: exit 3, names it", p.returncode == 3 and
+          "cannot bind metrics listener %s" % taken in p.stderr,
+          "rc %d %r" % (p.returncode, p.stderr))
+    case_help()
+
+
+def case_help():
+    """--help on every command prints the usage, and the usage names every flag of the README's
+    command-line block."""
+    g = A.gpuadmit
+    usage = None
+    for command in ([], ["serve"], ["review"], ["check-policy"], ["inventory"]):
+        p = subprocess.run([g] + command + ["--help"], capture_output=True, text=True, timeout=30)
+        name = " ".join(["gpuadmit"] + command + ["--help"])
+        if check(name + ": exit 0, usage on stdout", p.returncode == 0 and
+                 "Usage:" in p.stdout and not p.stderr, "rc %d %r" % (p.returncode, p.stderr)):
+            usage = p.stdout
+    with open(os.path.join(A.src, "README.md")) as f:
+        readme = f.read()
+    block = re.search(r"## Command line\n\n```\n(.*?)```", readme, re.S)
+    flags = sorted(set(re.findall(r"(?<![\w-])(--[a-z][a-z-]*|-o)\b", block.group(1)))) if block else []
+    missing = [flag for flag in flags if usage is None or flag not in usage]
+    check("usage names the README's %d flags" % len(flags), len(flags) > 10 and not missing,
+          "missing %s" % missing)
+
+
+def case_metrics_listen(demo):
+    """--metrics-listen: plain HTTP /metrics, /healthz, /readyz beside the TLS listener."""
+    port = free_port()
+    srv = Server(demo, "metrics-listen", extra=("--metrics-listen", "127.0.0.1:%d" % port))
+    if not check("serve --metrics-listen: ready", srv.ready, srv.stderr()[-500:]):
+        return
+
+    def plain(method, path, body=None):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        try:
+            conn.request(method, path, body=body)
+            r = conn.getresponse()
+            return r.status, r.read().decode(), r.getheader("Allow")
+        finally:
+            conn.close()
+
+    def reviews(text):
+        m = re.search(r'^gpuadmit_admission_reviews_total\{outcome="patch"\} (\d+)$', text, re.M)
+        return int(m.group(1)) if m else None
+
+    status, text, _ = plain("GET", "/metrics")
+    before = reviews(text)
+    check("metrics port: GET /metrics 200 with the review counters", status == 200 and
+          before is not None, "%d %r" % (status, text[:300]))
+    answer = post(srv, read_fixture("gpu/kubectl-pod.json"))
+    status, text, _ = plain("GET", "/metrics")
+    check("metrics port: a review over TLS counts there", answer[0] == 200 and
+          reviews(text) == (before or 0) + 1, "answer %d, %r -> %r" % (answer[0], before,
+                                                                      reviews(text)))
+    check("metrics port: /healthz and /readyz 200",
+          plain("GET", "/healthz")[0] == 200 and plain("GET", "/readyz")[0] == 200)
+    status, _, allow = plain("POST", "/metrics", body="x")
+    check("metrics port: POST /metrics 405 Allow: GET", status == 405 and allow == "GET",
+          "%d %r" % (status, allow))
+    check("metrics port: /mutate is not served there", plain("POST", "/mutate", "{}")[0] == 404)
+    srv.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = srv.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        rc = None
+    check("serve --metrics-listen: SIGTERM exits 0 within 10 s", rc == 0, "rc %r" % rc)
 
 
 class ConfigMapMount:
@@ -641,6 +717,7 @@ def main():
         case_drain(exhausted)
         case_policy_reload(demo)
         case_cli()
+        case_metrics_listen(demo)
         case_inventory()
         case_metrics()
     finally:

@@ -366,12 +366,15 @@ def check_base(kinds, where, policy_text):
            where + ": one container, image gpuadmit:latest, IfNotPresent")
     want_args = ["serve", "--policy", "/etc/gpuadmit/policy.yaml", "--tls-cert",
                  "/etc/gpuadmit/tls/tls.crt", "--tls-key", "/etc/gpuadmit/tls/tls.key",
-                 "--listen", "0.0.0.0:8443"]
+                 "--listen", "0.0.0.0:8443", "--metrics-listen", "0.0.0.0:9090"]
     report(c.get("args") == want_args and "command" not in c,
            where + ": container args are the documented serve command line", str(c.get("args")))
     report({"name": "https", "containerPort": 8443} in
            [{k: p.get(k) for k in ("name", "containerPort")} for p in c.get("ports") or []],
            where + ": containerPort 8443 named https")
+    report({"name": "metrics", "containerPort": 9090} in
+           [{k: p.get(k) for k in ("name", "containerPort")} for p in c.get("ports") or []],
+           where + ": containerPort 9090 named metrics (--metrics-listen)")
     for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
         get = (c.get(probe) or {}).get("httpGet") or {}
         report(get.get("path") == path and get.get("scheme") == "HTTPS" and
