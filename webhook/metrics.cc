@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string_view>
 
 namespace gpuadmit {
@@ -82,6 +83,16 @@ std::string Metrics::Render() const {
   out += fmt::format("{}_sum {}\n", kHist, review_nanos_.load(std::memory_order_relaxed) / 1e9);
   out += fmt::format("{}_count {}\n", kHist, cumulative);
   return out;
+}
+
+bool IsProbePath(std::string_view path) {
+  return std::find(kProbePaths.begin(), kProbePaths.end(), path) != kProbePaths.end();
+}
+
+ProbeAnswer AnswerProbe(std::string_view path, bool ready, const Metrics& metrics) {
+  if (path == "/metrics") return {200, "text/plain; version=0.0.4", metrics.Render()};
+  if (path == "/healthz") return {200, "text/plain", "ok\n"};
+  return {ready ? 200 : 503, "text/plain", ready ? "ready\n" : "not ready\n"};
 }
 
 }  // namespace gpuadmit

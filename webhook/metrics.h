@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace gpuadmit {
 
@@ -54,5 +55,16 @@ class Metrics {
   std::array<std::atomic<uint64_t>, kBuckets.size() + 1> buckets_{};
   std::atomic<uint64_t> review_nanos_{0};
 };
+
+// GET /metrics, /healthz or /readyz, as both of serve's listeners (--listen, --metrics-listen)
+// answer it. `ready`: readiness for /readyz (a policy and an inventory, and not stopping).
+struct ProbeAnswer {
+  int status;
+  std::string_view content_type;
+  std::string body;
+};
+inline constexpr std::array<std::string_view, 3> kProbePaths = {"/metrics", "/healthz", "/readyz"};
+bool IsProbePath(std::string_view path);
+ProbeAnswer AnswerProbe(std::string_view path, bool ready, const Metrics& metrics);
 
 }  // namespace gpuadmit

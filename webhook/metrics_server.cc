@@ -10,8 +10,6 @@
 namespace gpuadmit {
 namespace {
 
-constexpr const char* kPaths[] = {"/metrics", "/healthz", "/readyz"};
-
 // Two threads: Prometheus and a probe at a time. One request per connection (scrapes come
 // seconds apart), so no idle connection holds a thread or delays Stop.
 constexpr size_t kThreads = 2;
@@ -33,23 +31,19 @@ MetricsServer::MetricsServer(const Metrics& metrics, std::function<bool()> ready
   http_.set_keep_alive_max_count(1);
   http_.set_read_timeout(kTimeoutSeconds);
   http_.set_write_timeout(kTimeoutSeconds);
-  http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics_.Render(), "text/plain; version=0.0.4");
-  });
-  http_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  http_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    bool is_ready = ready_();
-    res.status = is_ready ? 200 : 503;
-    res.set_content(is_ready ? "ready\n" : "not ready\n", "text/plain");
-  });
+  auto answer = [this](const httplib::Request& req, httplib::Response& res) {
+    ProbeAnswer a = AnswerProbe(req.path, ready_(), metrics_);
+    res.status = a.status;
+    res.set_content(std::move(a.body), std::string(a.content_type));
+  };
   auto use_get = [](const httplib::Request&, httplib::Response& res) {
     res.status = 405;
     res.set_header("Allow", "GET");
     res.set_content("{\"error\":\"use GET\"}", "application/json");
   };
-  for (const char* path : kPaths) {
+  for (std::string_view probe : kProbePaths) {
+    std::string path(probe);
+    http_.Get(path, answer);
     http_.Post(path, use_get);
     http_.Put(path, use_get);
     http_.Patch(path, use_get);

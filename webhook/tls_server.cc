@@ -211,18 +211,14 @@ HttpResponse TlsServer::Route(const RequestHead& head, std::string_view body, bo
       return JsonError(500, "internal error");
     }
   }
-  if (head.path == "/healthz" || head.path == "/readyz" || head.path == "/metrics") {
+  if (IsProbePath(head.path)) {
     if (!get) {
       HttpResponse r = JsonError(405, "use GET");
       r.extra_headers = "Allow: GET\r\n";
       return r;
     }
-    if (head.path == "/healthz") return {200, "text/plain", "ok\n", {}, false};
-    if (head.path == "/metrics") {
-      return {200, "text/plain; version=0.0.4", metrics_.Render(), {}, false};
-    }
-    bool ready = !stopping_.load() && handler_.Ready();
-    return {ready ? 200 : 503, "text/plain", ready ? "ready\n" : "not ready\n", {}, false};
+    ProbeAnswer a = AnswerProbe(head.path, !stopping_.load() && handler_.Ready(), metrics_);
+    return {a.status, a.content_type, std::move(a.body), {}, false};
   }
   return JsonError(404, "not found");
 }
