@@ -4,11 +4,11 @@
 // stage on: the free case gets a placement patch), and on 5,000 nodes.
 #include <benchmark/benchmark.h>
 
-#include "core/admission.h"
-#include "core/policy.h"
-#include "core/reservation_ledger.h"
-#include "core/review.h"
-#include "core/review_decode.h"
+#include "core/admission/admission.h"
+#include "core/policy/policy.h"
+#include "core/inventory/reservation_ledger.h"
+#include "core/admission/review.h"
+#include "core/admission/review_decode.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace gpuadmit {

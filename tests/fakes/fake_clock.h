@@ -4,7 +4,7 @@
 #include <atomic>
 #include <chrono>
 
-#include "webhook/clock.h"
+#include "webhook/os/clock.h"
 
 namespace gpuadmit::testing {
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "tests/fakes/tls_files.h"
-#include "webhook/tls_server.h"
+#include "webhook/server/tls_server.h"
 
 namespace gpuadmit::testing {
 

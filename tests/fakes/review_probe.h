@@ -18,9 +18,9 @@
 #include <thread>
 
 #include "tests/fakes/test_cluster.h"
-#include "webhook/admission_handler.h"
-#include "webhook/clock.h"
-#include "webhook/shared_ledger.h"
+#include "webhook/admission/admission_handler.h"
+#include "webhook/os/clock.h"
+#include "webhook/admission/shared_ledger.h"
 
 namespace gpuadmit::testing {
 

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/yaml_json.h"
+#include "core/json/yaml_json.h"
 
 namespace gpuadmit::testing {
 

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/gpu_metrics.h"
-#include "core/inventory.h"
-#include "core/reservation_ledger.h"
+#include "core/inventory/gpu_metrics.h"
+#include "core/inventory/inventory.h"
+#include "core/inventory/reservation_ledger.h"
 
 namespace gpuadmit::testing {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "webhook/http_request.h"
+#include "webhook/server/http_request.h"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/gpu_metrics.h"
-#include "core/prometheus_samples.h"
+#include "core/inventory/gpu_metrics.h"
+#include "core/inventory/prometheus_samples.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

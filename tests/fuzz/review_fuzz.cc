@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "core/review.h"
-#include "core/review_decode.h"
+#include "core/admission/review.h"
+#include "core/admission/review_decode.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace {

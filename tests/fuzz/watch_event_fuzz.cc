@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/cluster_state.h"
-#include "core/json_fields.h"
-#include "core/json_reader.h"
-#include "core/kube_objects.h"
+#include "core/inventory/cluster_state.h"
+#include "core/json/json_fields.h"
+#include "core/json/json_reader.h"
+#include "core/kube/kube_objects.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

@@ -1,0 +1,23 @@
+// Turns a Decision into RFC 6902 operations on the admitted object. Paths are built with
+// PatchPath (so "nvidia.com/mig-1g.10gb" is escaped as "nvidia.com~1mig-1g.10gb"),
+// missing parent maps are created first, and an operation is emitted only when the object does
+// not already say what the decision wants, so a patched object yields no further operations.
+//
+//   nlohmann::json ops = nlohmann::json::array();
+//   AppendPatch(object, location, decision, ops);
+//
+// Thread safety: pure function.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "core/plan/planner.h"
+#include "core/kube/workload.h"
+
+namespace gpuadmit {
+
+// Appends to `ops` the operations that make the pod spec at `where` in `object` match `decision`.
+void AppendPatch(const nlohmann::json& object, const PodSpecLocation& where,
+                 const Decision& decision, nlohmann::json& ops);
+
+}  // namespace gpuadmit

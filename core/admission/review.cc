@@ -1,0 +1,164 @@
+#include "core/admission/review.h"
+
+#include <algorithm>
+#include <exception>
+#include <iterator>
+#include <tuple>
+
+#include "core/json/json_fields.h"
+#include "core/admission/mutations.h"
+#include "core/plan/planner.h"
+#include "core/admission/review_decode.h"
+#include "core/kube/workload.h"
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+
+// The object's name: the request's, else metadata.name, else metadata.generateName (a Pod
+// created through generateName is admitted before it has a name).
+std::string Name(const AdmissionRequest& r) {
+  if (!r.name.empty()) return r.name;
+  std::string name = StringAt(r.object, {"metadata", "name"});
+  return name.empty() ? StringAt(r.object, {"metadata", "generateName"}) : name;
+}
+
+// "Kind namespace/name", for messages and logs.
+std::string ObjectName(const AdmissionRequest& r) {
+  std::string name = Name(r);
+  std::string out = r.kind.kind + " ";
+  if (!r.ns.empty()) out += r.ns + "/";
+  return out + (name.empty() ? "(unnamed)" : name);
+}
+
+// What a template asks of GPUs, container by container: UPDATEs that leave this alone pass.
+auto GpuAsk(const json& object, const PodSpecLocation& at) {
+  std::vector<std::tuple<int, std::string, ResourceList, ResourceList>> ask;
+  if (!object.is_object() || !object.contains(at.spec)) return ask;
+  const auto containers = ReadPodRequirements(object.at(at.spec), at.gpu_container).containers;
+  std::transform(containers.begin(), containers.end(), std::back_inserter(ask),
+                 [](const ContainerNeeds& c) {
+                   return std::make_tuple(static_cast<int>(c.role), c.name, c.limits, c.requests);
+                 });
+  return ask;
+}
+
+// Whose reservation a key is: "namespace/name".
+std::string Owner(const AdmissionRequest& r) { return r.ns + "/" + Name(r); }
+
+std::string ExistingAnnotation(const json& object, const PodSpecLocation& at,
+                               const std::string& key) {
+  if (!object.contains(at.metadata)) return "";
+  const json& metadata = object.at(at.metadata);
+  if (!metadata.is_object()) return "";
+  auto annotations = metadata.find("annotations");
+  if (annotations == metadata.end() || !annotations->is_object()) return "";
+  auto it = annotations->find(key);
+  return it != annotations->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Plans one Pod and reserves what the plan counted on, planning again if a concurrent decision
+// took it first. The key is the pod's own earlier one (a reinvocation), else the request uid.
+Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, const PodRequest& pod,
+                        const ReviewContext& context, Reservations& reservations) {
+  std::string annotation = context.policy.Annotation("reservation");
+  std::string owner = Owner(r);
+  std::string key = ExistingAnnotation(r.object, at, annotation);
+  if (key.empty() || !reservations.Holds(key, owner)) key = r.uid;
+  for (int attempt = 0; attempt < kMaxPlanAttempts; ++attempt) {
+    PlanContext plan{context.snapshot, context.policy, context.metrics, &reservations, key};
+    plan.explain = context.explain;
+    Decision d = Plan(pod, plan);
+    if (d.claims.empty() || d.deny) return d;
+    if (reservations.Commit(key, owner, d.claims)) {
+      d.annotations.emplace_back(annotation, key);
+      d.trail.push_back("reserved under " + key);
+      return d;
+    }
+  }
+  Decision unchanged;
+  unchanged.warnings.push_back("gpuadmit: " + pod.name +
+                               " left unchanged: devices taken by concurrent admissions");
+  return unchanged;
+}
+
+AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
+                        ReviewAnswer& answer) {
+  const Policy& policy = context.policy;
+  if (!r.sub_resource.empty()) return AdmissionOutcome::Allow();
+  if (r.operation != Operation::kCreate && r.operation != Operation::kUpdate) {
+    return AdmissionOutcome::Allow();
+  }
+  if (policy.IsExempt(r.ns)) {
+    answer.trail.push_back("namespace " + r.ns + " is exempt");
+    return AdmissionOutcome::Allow();
+  }
+  if (!IsKnownKind(r.kind, policy.workloads)) return AdmissionOutcome::Allow();
+  auto locations = FindPodSpecs(r.kind, r.object, policy.workloads);
+  if (!locations.ok()) return AdmissionOutcome::Fail(locations.error().message);
+
+  json ops = json::array();
+  std::vector<std::string> warnings;
+  for (const PodSpecLocation& at : locations.value()) {
+    if (r.operation == Operation::kUpdate) {
+      // A Pod's resources are immutable; a template is replanned only when its GPU ask changed.
+      if (at.is_pod || GpuAsk(r.object, at) == GpuAsk(r.old_object, at)) continue;
+    }
+    const json* metadata = r.object.contains(at.metadata) ? &r.object.at(at.metadata) : nullptr;
+    PodRequest pod = PodRequest::From(r.ns, answer.summary, r.object.at(at.spec), metadata,
+                                      at.is_pod, at.gpu_container);
+    if (context.inventory_stale && !pod.needs.effective.empty()) {
+      // Free counts from a watch that has been down for a minute may be far off: deciding on
+      // them could send pods where nothing is free. Passing unchanged is what the pod asked for.
+      answer.skipped_stale = true;
+      answer.trail.push_back("inventory stale: GPU decision skipped");
+      warnings.push_back("gpuadmit: the GPU inventory is stale (watch down); " + pod.name +
+                         " passes unchanged");
+      continue;
+    }
+    bool reserve = context.reservations != nullptr && at.is_pod && !r.dry_run;
+    PlanContext plan{context.snapshot, policy, context.metrics, context.reservations};
+    plan.explain = context.explain;
+    Decision d =
+        reserve ? PlanAndReserve(r, at, pod, context, *context.reservations) : Plan(pod, plan);
+    answer.trail.insert(answer.trail.end(), d.trail.begin(), d.trail.end());
+    warnings.insert(warnings.end(), d.warnings.begin(), d.warnings.end());
+    if (d.deny) return AdmissionOutcome::Deny(403, "gpuadmit: " + *d.deny, std::move(warnings));
+    AppendPatch(r.object, at, d, ops);
+  }
+  if (ops.empty()) return AdmissionOutcome::Allow(std::move(warnings));
+  return AdmissionOutcome::Patch(std::move(ops), std::move(warnings));
+}
+
+}  // namespace
+
+Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snapshot,
+                            const Policy& policy, Reservations* reservations,
+                            bool inventory_stale) {
+  return Review(body, ReviewContext{snapshot, policy, nullptr, reservations, inventory_stale});
+}
+
+Result<ReviewAnswer> Review(std::string_view body, const ReviewContext& context) {
+  auto request = DecodeForDecisions(body, context.policy.workloads);
+  if (!request.ok()) return request.error();
+  return ReviewRequest(request.value(), context);
+}
+
+ReviewAnswer ReviewRequest(const AdmissionRequest& r, const ReviewContext& context) {
+  ReviewAnswer answer;
+  answer.uid = r.uid;
+  answer.summary = ObjectName(r);
+  AdmissionOutcome outcome;
+  try {
+    outcome = Decide(r, context, answer);
+  } catch (const std::exception& e) {
+    // A bug, not bad input: the policy's failure mode answers it.
+    outcome = AdmissionOutcome::Fail(std::string("internal error: ") + e.what());
+  }
+  answer.kind = outcome.kind;
+  answer.body = EncodeAdmissionResponse(r, outcome, context.policy.failure_mode);
+  return answer;
+}
+
+}  // namespace gpuadmit

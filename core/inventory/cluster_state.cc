@@ -1,0 +1,118 @@
+#include "core/inventory/cluster_state.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace gpuadmit {
+namespace {
+
+// Adds sign * add into `into`, dropping entries that reach zero.
+void AddInto(ResourceList& into, const ResourceList& add, int sign) {
+  for (const auto& [resource, count] : add) {
+    int64_t& slot = into[resource];
+    slot += sign * count;
+    if (slot == 0) into.erase(resource);
+  }
+}
+
+}  // namespace
+
+void ClusterState::Count(const PodRecord& pod, int sign) {
+  if (pod.terminal || pod.need.empty()) return;
+  if (!pod.node.empty()) {
+    ResourceList& used = used_[pod.node];
+    AddInto(used, pod.need, sign);
+    if (used.empty()) used_.erase(pod.node);
+    return;
+  }
+  AddInto(pending_, pod.need, sign);
+  if (!pod.wanted_node.empty()) {
+    ResourceList& here = pending_by_node_[pod.wanted_node];
+    AddInto(here, pod.need, sign);
+    if (here.empty()) pending_by_node_.erase(pod.wanted_node);
+  }
+}
+
+void ClusterState::UpsertNode(NodeFacts node) {
+  std::string name = node.name;
+  nodes_[name] = std::make_shared<const NodeFacts>(std::move(node));
+}
+
+void ClusterState::DeleteNode(std::string_view name) { nodes_.erase(std::string(name)); }
+
+void ClusterState::UpsertPod(PodRecord pod) {
+  auto it = pods_.find(pod.key);
+  if (it != pods_.end()) {
+    Count(it->second, -1);
+    if (!pod.reservation.empty() && pod.reservation != it->second.reservation) {
+      arrived_reservations_.push_back(pod.reservation);
+    }
+    Count(pod, +1);
+    it->second = std::move(pod);
+    return;
+  }
+  if (!pod.reservation.empty()) arrived_reservations_.push_back(pod.reservation);
+  Count(pod, +1);
+  std::string key = pod.key;
+  pods_.emplace(std::move(key), std::move(pod));
+}
+
+void ClusterState::DeletePod(std::string_view key) {
+  auto it = pods_.find(std::string(key));
+  if (it == pods_.end()) return;
+  Count(it->second, -1);
+  pods_.erase(it);
+}
+
+void ClusterState::ReplaceNodes(std::vector<NodeFacts> nodes) {
+  nodes_.clear();
+  for (NodeFacts& n : nodes) UpsertNode(std::move(n));
+}
+
+void ClusterState::ReplacePods(std::vector<PodRecord> pods) {
+  pods_.clear();
+  used_.clear();
+  pending_.clear();
+  pending_by_node_.clear();
+  for (PodRecord& p : pods) UpsertPod(std::move(p));
+}
+
+InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
+  InventorySnapshot s;
+  s.version_ = version;
+  s.pod_count_ = pods_.size();
+  s.nodes_.reserve(nodes_.size());
+  for (const auto& [name, facts] : nodes_) {
+    NodeInventory n{facts, {}};
+    if (auto it = used_.find(name); it != used_.end()) n.used = it->second;
+    s.nodes_.push_back(std::move(n));
+  }
+  std::sort(s.nodes_.begin(), s.nodes_.end(),
+            [](const NodeInventory& a, const NodeInventory& b) { return a.name() < b.name(); });
+  s.pending_ = pending_;
+  for (const auto& [node, list] : pending_by_node_) s.pending_by_node_.emplace(node, list);
+  s.BuildIndexes();
+  return s;
+}
+
+std::map<std::string, std::string, std::less<>> ClusterState::NodesOfPodsNamed(
+    const std::set<std::string, std::less<>>& names) const {
+  std::map<std::string, std::string, std::less<>> out;
+  if (names.empty()) return out;
+  for (const auto& [key, pod] : pods_) {
+    if (pod.node.empty()) continue;
+    std::string_view name = std::string_view(key).substr(key.find('/') + 1);
+    if (names.find(name) == names.end()) continue;
+    if (nodes_.count(std::string(name)) > 0) continue;  // a node's own name stays that node
+    out.emplace(std::string(name), pod.node);
+  }
+  return out;
+}
+
+std::vector<std::string> ClusterState::TakeArrivedReservations() {
+  std::vector<std::string> out;
+  out.swap(arrived_reservations_);
+  return out;
+}
+
+}  // namespace gpuadmit

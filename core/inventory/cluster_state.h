@@ -1,0 +1,70 @@
+// ClusterState: the inventory's working copy of the cluster, kept up to date one Node or Pod at a
+// time (list results and watch events) and published as immutable InventorySnapshots. What a pod
+// uses is added to its node as it arrives and taken away as it changes or goes, so no step walks
+// all pods.
+//
+//   ClusterState state("gpuadmit.io/reservation");
+//   state.UpsertPod(ReadPod(object, state.reservation_annotation()));
+//   auto snapshot = std::make_shared<const InventorySnapshot>(state.Snapshot(++version));
+//
+// Thread safety: none; one writer (the inventory thread) owns it. Snapshots it returns are
+// immutable and safe to share.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/inventory/inventory.h"
+#include "core/kube/kube_objects.h"
+
+namespace gpuadmit {
+
+class ClusterState {
+ public:
+  explicit ClusterState(std::string reservation_annotation)
+      : reservation_annotation_(std::move(reservation_annotation)) {}
+
+  const std::string& reservation_annotation() const { return reservation_annotation_; }
+
+  void UpsertNode(NodeFacts node);
+  void DeleteNode(std::string_view name);
+  // Adds or replaces a pod (by its key), moving what it uses between nodes as needed.
+  void UpsertPod(PodRecord pod);
+  void DeletePod(std::string_view key);
+  // After a relist: the given objects are the whole set; the others are gone.
+  void ReplaceNodes(std::vector<NodeFacts> nodes);
+  void ReplacePods(std::vector<PodRecord> pods);
+
+  size_t node_count() const { return nodes_.size(); }
+  size_t pod_count() const { return pods_.size(); }
+
+  // Copies the current state into a snapshot (O(nodes), shares every NodeFacts).
+  InventorySnapshot Snapshot(uint64_t version) const;
+
+  // The node of each bound pod whose name (any namespace) is in `names`: how a dcgm-exporter
+  // host label that is its pod's name finds the node. O(pods); a name in two namespaces keeps
+  // the first met; a name that is a node's own is left out (that host already is the node).
+  std::map<std::string, std::string, std::less<>> NodesOfPodsNamed(
+      const std::set<std::string, std::less<>>& names) const;
+
+  // Reservation keys carried by pods that arrived since the last call: the ledger releases them.
+  std::vector<std::string> TakeArrivedReservations();
+
+ private:
+  void Count(const PodRecord& pod, int sign);
+
+  std::string reservation_annotation_;
+  std::unordered_map<std::string, std::shared_ptr<const NodeFacts>> nodes_;
+  std::unordered_map<std::string, PodRecord> pods_;
+  // What bound pods use, by node name (a pod may name a node not seen yet).
+  std::unordered_map<std::string, ResourceList> used_;
+  ResourceList pending_;
+  std::unordered_map<std::string, ResourceList> pending_by_node_;
+  std::vector<std::string> arrived_reservations_;
+};
+
+}  // namespace gpuadmit

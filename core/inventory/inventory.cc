@@ -1,0 +1,86 @@
+#include "core/inventory/inventory.h"
+
+#include <algorithm>
+#include <iterator>
+#include <tuple>
+
+#include "core/inventory/cluster_state.h"
+
+namespace gpuadmit {
+
+int64_t NodeInventory::Free(std::string_view resource) const {
+  return std::max<int64_t>(0, Get(facts->allocatable, resource) - Get(used, resource));
+}
+
+const NodeInventory* InventorySnapshot::FindNode(std::string_view name) const {
+  auto it =
+      std::lower_bound(nodes_.begin(), nodes_.end(), name,
+                       [](const NodeInventory& n, std::string_view v) { return n.name() < v; });
+  return it != nodes_.end() && it->name() == name ? &*it : nullptr;
+}
+
+std::span<const NodeInventory* const> InventorySnapshot::NodesOffering(
+    std::string_view resource) const {
+  auto it = by_resource_.find(resource);
+  if (it == by_resource_.end()) return {};
+  return it->second;
+}
+
+std::vector<std::string_view> InventorySnapshot::ResourcesOffered() const {
+  std::vector<std::string_view> out;
+  out.reserve(by_resource_.size());
+  std::transform(by_resource_.begin(), by_resource_.end(), std::back_inserter(out),
+                 [](const auto& entry) { return std::string_view(entry.first); });
+  return out;
+}
+
+std::span<const std::string_view> InventorySnapshot::ProductsOffering(
+    std::string_view resource) const {
+  auto it = products_by_resource_.find(resource);
+  if (it == products_by_resource_.end()) return {};
+  return it->second;
+}
+
+void InventorySnapshot::BuildIndexes() {
+  by_resource_.clear();
+  products_by_resource_.clear();
+  for (const NodeInventory& n : nodes_) {
+    for (const auto& [resource, count] : n.facts->allocatable) {
+      if (count > 0) by_resource_[resource].push_back(&n);
+    }
+  }
+  // nodes_ is in name order, so a stable sort on free alone gives (most free, then name), and
+  // each node's free count is read once, not twice per comparison.
+  std::vector<std::pair<int64_t, const NodeInventory*>> keyed;
+  for (auto& [resource, list] : by_resource_) {
+    keyed.clear();
+    std::transform(
+        list.begin(), list.end(), std::back_inserter(keyed),
+        [&r = resource](const NodeInventory* n) { return std::make_pair(-n->Free(r), n); });
+    std::stable_sort(keyed.begin(), keyed.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < keyed.size(); ++i) list[i] = keyed[i].second;
+    std::vector<std::string_view>& products = products_by_resource_[resource];
+    std::transform(list.begin(), list.end(), std::back_inserter(products),
+                   [](const NodeInventory* n) { return n->Product(); });
+    std::sort(products.begin(), products.end());
+    products.erase(std::unique(products.begin(), products.end()), products.end());
+  }
+}
+
+Result<InventorySnapshot> InventorySnapshot::FromObjects(const nlohmann::json& list) {
+  auto items = list.find("items");
+  if (!list.is_object() || items == list.end() || !items->is_array()) {
+    return Error{"the cluster list has no \"items\" array"};
+  }
+  ClusterState state("gpuadmit.io/reservation");
+  for (const nlohmann::json& item : *items) {
+    auto kind = item.find("kind");
+    if (kind == item.end() || !kind->is_string()) continue;
+    if (*kind == "Node") state.UpsertNode(ReadNode(item));
+    if (*kind == "Pod") state.UpsertPod(ReadPod(item, state.reservation_annotation()));
+  }
+  return state.Snapshot(1);
+}
+
+}  // namespace gpuadmit

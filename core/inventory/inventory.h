@@ -1,0 +1,82 @@
+// InventorySnapshot: an immutable picture of the cluster's GPU nodes, what each can allocate and
+// what the non-terminal pods bound to it already use, with per-resource indexes so a decision's
+// lookup does no work proportional to pods (and usually little proportional to nodes).
+// Published whole by ClusterState (cluster_state.h) and shared read-only by every request as
+// std::shared_ptr<const InventorySnapshot>.
+//
+//   auto snapshot = InventorySnapshot::FromObjects(list);  // `kubectl get nodes,pods -A -o json`
+//   for (const NodeInventory* n : snapshot.value().NodesOffering("nvidia.com/mig-1g.10gb")) ...
+//
+// Thread safety: immutable after construction; safe to read from any thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/kube/kube_objects.h"
+#include "core/kube/requirements.h"
+#include "core/result.h"
+
+namespace gpuadmit {
+
+struct NodeInventory {
+  std::shared_ptr<const NodeFacts> facts;  // shared between snapshots until the Node changes
+  ResourceList used;                       // effective requests of non-terminal pods bound here
+
+  const std::string& name() const { return facts->name; }
+  std::string_view Product() const { return facts->product; }
+  // Allocatable minus used, never below zero.
+  int64_t Free(std::string_view resource) const;
+};
+
+class InventorySnapshot {
+ public:
+  InventorySnapshot() = default;
+  // Move-only: the indexes point into nodes_, which a move keeps and a copy would not.
+  InventorySnapshot(InventorySnapshot&&) = default;
+  InventorySnapshot& operator=(InventorySnapshot&&) = default;
+  InventorySnapshot(const InventorySnapshot&) = delete;
+  InventorySnapshot& operator=(const InventorySnapshot&) = delete;
+
+  // Builds a snapshot from a v1 List (or NodeList/PodList) whose items are Nodes and Pods.
+  // Succeeded and Failed pods free their devices; unbound pods count as pending demand.
+  // Errors when `list` has no `items` array.
+  static Result<InventorySnapshot> FromObjects(const nlohmann::json& list);
+
+  // Every node, sorted by name.
+  const std::vector<NodeInventory>& nodes() const { return nodes_; }
+  const NodeInventory* FindNode(std::string_view name) const;
+  // The nodes whose allocatable has `resource`, most free first (ties by name).
+  std::span<const NodeInventory* const> NodesOffering(std::string_view resource) const;
+  // Every resource some node offers, in name order.
+  std::vector<std::string_view> ResourcesOffered() const;
+  // The GPU products of the nodes offering `resource`, in name order.
+  std::span<const std::string_view> ProductsOffering(std::string_view resource) const;
+  // Unbound pods' demand, cluster-wide and per node they are pinned to.
+  const ResourceList& pending() const { return pending_; }
+  const std::map<std::string, ResourceList, std::less<>>& pending_by_node() const {
+    return pending_by_node_;
+  }
+  size_t pod_count() const { return pod_count_; }
+  uint64_t version() const { return version_; }
+
+ private:
+  friend class ClusterState;
+  void BuildIndexes();
+
+  std::vector<NodeInventory> nodes_;
+  std::map<std::string, std::vector<const NodeInventory*>, std::less<>> by_resource_;
+  std::map<std::string, std::vector<std::string_view>, std::less<>> products_by_resource_;
+  ResourceList pending_;
+  std::map<std::string, ResourceList, std::less<>> pending_by_node_;
+  size_t pod_count_ = 0;
+  uint64_t version_ = 0;
+};
+
+}  // namespace gpuadmit

@@ -1,0 +1,77 @@
+#include "core/inventory/reservation_ledger.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace gpuadmit {
+
+void ReservationLedger::Count(const Entry& entry, int sign) {
+  for (const Claim& c : entry.claims) {
+    auto key = std::make_pair(c.node, c.resource);
+    int64_t& total = totals_[key];
+    total += sign * c.count;
+    if (total == 0) totals_.erase(key);
+  }
+}
+
+int64_t ReservationLedger::Reserved(std::string_view node, std::string_view resource,
+                                    std::string_view except_key) const {
+  auto it = totals_.find(std::make_pair(std::string(node), std::string(resource)));
+  int64_t total = it == totals_.end() ? 0 : it->second;
+  if (!except_key.empty()) {
+    if (auto own = entries_.find(except_key); own != entries_.end()) {
+      const std::vector<Claim>& claims = own->second.claims;
+      total -= std::accumulate(
+          claims.begin(), claims.end(), int64_t{0}, [&](int64_t sum, const Claim& c) {
+            return c.node == node && c.resource == resource ? sum + c.count : sum;
+          });
+    }
+  }
+  return total;
+}
+
+bool ReservationLedger::Holds(std::string_view key, std::string_view owner) const {
+  auto it = entries_.find(key);
+  return it != entries_.end() && it->second.owner == owner;
+}
+
+bool ReservationLedger::Commit(const std::string& key, const std::string& owner,
+                               const std::vector<Claim>& claims, TimePoint now) {
+  Expire(now);
+  bool fits = std::all_of(claims.begin(), claims.end(), [&](const Claim& c) {
+    return Reserved(c.node, c.resource, key) + c.count <= c.free;
+  });
+  if (!fits) return false;
+  if (auto it = entries_.find(key); it != entries_.end()) {
+    Count(it->second, -1);
+    entries_.erase(it);
+  }
+  if (claims.empty()) return true;
+  Entry entry{owner, claims, now + ttl_};
+  Count(entry, +1);
+  entries_.emplace(key, std::move(entry));
+  return true;
+}
+
+void ReservationLedger::Release(std::string_view key) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) return;
+  Count(it->second, -1);
+  entries_.erase(it);
+}
+
+size_t ReservationLedger::Expire(TimePoint now) {
+  size_t expired = 0;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->second.expires <= now) {
+      Count(it->second, -1);
+      it = entries_.erase(it);
+      ++expired;
+    } else {
+      ++it;
+    }
+  }
+  return expired;
+}
+
+}  // namespace gpuadmit

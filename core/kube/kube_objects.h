@@ -1,0 +1,73 @@
+// What the inventory keeps of Kubernetes Nodes and Pods, and the field tries that let a List page
+// or a watch event be parsed without building the parts nobody reads.
+//
+//   auto page = ParseJson(body, {.keep = &PodListFields()});
+//   for (const json& item : page.value()["items"]) PodRecord p = ReadPod(item,
+//   "gpuadmit.io/reservation");
+//
+// Thread safety: pure functions; the tries are immutable constants.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/json/field_trie.h"
+#include "core/kube/requirements.h"
+#include "core/kube/scheduling.h"
+
+namespace gpuadmit {
+
+// What NVIDIA GPU Feature Discovery's labels say about a node's GPUs; zero/empty when absent.
+struct GpuFacts {
+  std::string product;           // nvidia.com/gpu.product
+  int64_t memory_mib = 0;        // nvidia.com/gpu.memory (per GPU)
+  int64_t count = 0;             // nvidia.com/gpu.count
+  std::string mig_strategy;      // nvidia.com/mig.strategy: none, single, mixed
+  bool mig_capable = false;      // nvidia.com/mig.capable
+  std::string sharing_strategy;  // nvidia.com/gpu.sharing-strategy: none, time-slicing, mps
+  bool mps_capable = false;      // nvidia.com/mps.capable
+  ResourceList mig_counts;       // nvidia.com/mig-<p>.count, keyed by nvidia.com/mig-<p>
+};
+
+// A Node's facts: everything but what pods use of it. Shared, immutable, between snapshots.
+struct NodeFacts {
+  std::string name;
+  std::map<std::string, std::string, std::less<>> labels;
+  std::vector<Taint> taints;
+  bool ready = false;
+  bool unschedulable = false;
+  ResourceList allocatable;  // managed resources only
+  std::string product;       // nvidia.com/gpu.product, "" when absent
+  GpuFacts gpu;
+};
+
+// A Pod as the inventory counts it.
+struct PodRecord {
+  std::string key;          // namespace/name
+  std::string node;         // spec.nodeName; "" while unbound
+  std::string wanted_node;  // unbound, but required onto this node (nodeSelector or affinity)
+  bool terminal = false;    // Succeeded or Failed: holds nothing
+  ResourceList need;        // effective managed requests
+  std::string reservation;  // the reservation key gpuadmit's patch wrote, if any
+};
+
+NodeFacts ReadNode(const nlohmann::json& node);
+
+// `reservation_annotation` is the full key, e.g. "gpuadmit.io/reservation".
+PodRecord ReadPod(const nlohmann::json& pod, std::string_view reservation_annotation);
+
+// "namespace/name" of an object, as PodRecord::key.
+std::string ObjectKey(const nlohmann::json& object);
+
+// Field tries: a Node, a Pod, a List page of either, a watch event of either.
+const FieldTrie& NodeFields();
+const FieldTrie& PodFields();
+const FieldTrie& NodeListFields();
+const FieldTrie& PodListFields();
+const FieldTrie& NodeEventFields();
+const FieldTrie& PodEventFields();
+
+}  // namespace gpuadmit

@@ -1,0 +1,113 @@
+#include "core/kube/workload.h"
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <string_view>
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+using Pointer = json::json_pointer;
+
+struct KnownKind {
+  std::string_view group;
+  std::string_view kind;
+  std::string_view template_path;  // "" for a Pod: the spec is the object's own
+};
+
+// extensions/v1beta1 is how pre-1.16 apiservers sent Deployments, DaemonSets and ReplicaSets.
+constexpr KnownKind kKnownKinds[] = {
+    {"", "Pod", ""},
+    {"apps", "Deployment", "/spec/template"},
+    {"extensions", "Deployment", "/spec/template"},
+    {"apps", "ReplicaSet", "/spec/template"},
+    {"extensions", "ReplicaSet", "/spec/template"},
+    {"apps", "StatefulSet", "/spec/template"},
+    {"apps", "DaemonSet", "/spec/template"},
+    {"extensions", "DaemonSet", "/spec/template"},
+    {"batch", "Job", "/spec/template"},
+    {"batch", "CronJob", "/spec/jobTemplate/spec/template"},
+};
+
+const KnownKind* Lookup(const GroupVersionKind& kind) {
+  const auto* it = std::find_if(
+      std::begin(kKnownKinds), std::end(kKnownKinds),
+      [&](const KnownKind& k) { return k.group == kind.group && k.kind == kind.kind; });
+  return it == std::end(kKnownKinds) ? nullptr : it;
+}
+
+// A JSON pointer from the policy; nullopt when it is not one (ParsePolicy rejects those, but a
+// Policy built in code may carry anything).
+std::optional<Pointer> PointerOf(const std::string& text) {
+  try {
+    return Pointer(text);
+  } catch (const json::exception&) {
+    return std::nullopt;
+  }
+}
+
+Result<std::vector<PodSpecLocation>> FindCustomPodSpecs(const GroupVersionKind& kind,
+                                                        const json& object,
+                                                        const CustomWorkload& workload) {
+  auto metadata = PointerOf(workload.metadata);
+  if (!metadata) return Error{"policy workload " + kind.kind + ": bad metadata pointer"};
+  std::vector<PodSpecLocation> found;
+  for (const std::string& path : workload.pod_specs) {
+    auto spec = PointerOf(path);
+    if (!spec) return Error{"policy workload " + kind.kind + ": bad pod spec pointer " + path};
+    if (!object.contains(*spec)) continue;
+    if (!object.at(*spec).is_object()) {
+      return Error{kind.kind + " " + spec->to_string() + " is not an object"};
+    }
+    PodSpecLocation at;
+    at.spec = std::move(*spec);
+    at.metadata = *metadata;
+    at.gpu_container = workload.gpu_container;
+    found.push_back(std::move(at));
+  }
+  return found;
+}
+
+}  // namespace
+
+std::optional<std::string_view> BuiltInTemplatePath(const GroupVersionKind& kind) {
+  const KnownKind* known = Lookup(kind);
+  if (known == nullptr) return std::nullopt;
+  return known->template_path;
+}
+
+const CustomWorkload* CustomWorkloadOf(const GroupVersionKind& kind,
+                                       std::span<const CustomWorkload> custom) {
+  auto it = std::find_if(custom.begin(), custom.end(), [&](const CustomWorkload& w) {
+    return w.group == kind.group && w.kind == kind.kind;
+  });
+  return it == custom.end() ? nullptr : &*it;
+}
+
+bool IsKnownKind(const GroupVersionKind& kind, std::span<const CustomWorkload> custom) {
+  return Lookup(kind) != nullptr || CustomWorkloadOf(kind, custom) != nullptr;
+}
+
+Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind, const json& object,
+                                                  std::span<const CustomWorkload> custom) {
+  const KnownKind* known = Lookup(kind);
+  const CustomWorkload* workload = known == nullptr ? CustomWorkloadOf(kind, custom) : nullptr;
+  if (known == nullptr && workload == nullptr) return std::vector<PodSpecLocation>{};
+  if (!object.is_object()) return Error{"the " + kind.kind + " object is not a JSON object"};
+  if (workload != nullptr) return FindCustomPodSpecs(kind, object, *workload);
+
+  PodSpecLocation at;
+  Pointer base(std::string(known->template_path));
+  at.spec = base / "spec";
+  at.metadata = base / "metadata";
+  at.is_pod = known->template_path.empty();
+  if (!object.contains(at.spec)) return std::vector<PodSpecLocation>{};
+  if (!object.at(at.spec).is_object()) {
+    return Error{kind.kind + " " + at.spec.to_string() + " is not an object"};
+  }
+  return std::vector<PodSpecLocation>{std::move(at)};
+}
+
+}  // namespace gpuadmit

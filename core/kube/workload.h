@@ -1,0 +1,52 @@
+// Where the pod specs of an admitted object live: the Pod itself, the pod template of a
+// workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob), or the pod-spec-shaped
+// parts of a custom resource the policy names (policy.workloads, e.g. OME's InferenceService:
+// /spec/engine and /spec/decoder, each with its `runner` container).
+//
+//   auto specs = FindPodSpecs(request.kind, request.object, policy.workloads);
+//   for (const PodSpecLocation& at : specs.value()) object.at(at.spec) ...
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/admission/admission.h"
+#include "core/policy/policy.h"
+#include "core/result.h"
+
+namespace gpuadmit {
+
+struct PodSpecLocation {
+  nlohmann::json::json_pointer spec;  // e.g. /spec/template/spec
+  nlohmann::json::json_pointer
+      metadata;               // the pod (template) metadata, e.g. /spec/template/metadata
+  bool is_pod = false;        // a Pod object, not a template
+  std::string gpu_container;  // a custom workload's single-container field; "" for none
+};
+
+// True for the kinds whose pod specs gpuadmit knows: Pod, the built-in workload kinds, and the
+// custom workloads given (matched on group and kind, any version).
+bool IsKnownKind(const GroupVersionKind& kind, std::span<const CustomWorkload> custom = {});
+
+// Where a built-in kind keeps its pod template: "" for a Pod (the spec is the object's own),
+// "/spec/template", or "/spec/jobTemplate/spec/template" for a CronJob; nullopt for other kinds.
+std::optional<std::string_view> BuiltInTemplatePath(const GroupVersionKind& kind);
+
+// The custom workload of `custom` that declares `kind`, or nullptr.
+const CustomWorkload* CustomWorkloadOf(const GroupVersionKind& kind,
+                                       std::span<const CustomWorkload> custom);
+
+// Finds the pod specs of `object` (of kind `kind`). An unknown kind, or a known one without a
+// pod spec (a Deployment with no template yet, an InferenceService without a decoder), has
+// none. Errors when the object is not a JSON object or a pod spec is present but is not one.
+// A custom workload's specs come in the order of its pod_specs, all sharing its metadata.
+Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind,
+                                                  const nlohmann::json& object,
+                                                  std::span<const CustomWorkload> custom = {});
+
+}  // namespace gpuadmit

@@ -1,0 +1,204 @@
+#include "core/plan/estimation.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/plan/command_line.h"
+#include "core/json/json_fields.h"
+#include "core/plan/model_memory.h"
+#include "core/plan/parallelism.h"
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kGpu[] = "nvidia.com/gpu";
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// The key and value of the first of the input keys of `name` present: annotations, then labels.
+std::optional<std::pair<std::string, std::string>> InputWithKey(const PodRequest& pod,
+                                                                const Policy& policy,
+                                                                std::string_view name) {
+  const StringMap::value_type* entry = pod.InputEntry(policy, name);
+  if (entry == nullptr) return std::nullopt;
+  return std::make_pair(entry->first, entry->second);
+}
+
+const json& ContainerObject(const json& spec, const ContainerNeeds& c) {
+  static const json kNone;
+  const json& field = At(spec, {c.field});
+  if (field.is_object()) return field;  // a custom workload's single container (OME's runner)
+  return field.is_array() && c.index < field.size() ? field[c.index] : kNone;
+}
+
+// The containers whose command lines say how an inference server runs: the app containers that
+// ask for a managed resource; when none does, the custom workload's GPU container, else the
+// first app container (a pod that forgot its nvidia.com/gpu, which `fill` completes).
+std::vector<size_t> Targets(const std::vector<ContainerNeeds>& containers) {
+  std::vector<size_t> asking;
+  std::optional<size_t> first_app;
+  std::optional<size_t> named;
+  for (size_t i = 0; i < containers.size(); ++i) {
+    const ContainerNeeds& c = containers[i];
+    if (c.role != ContainerRole::kApp) continue;
+    if (!c.limits.empty() || !c.requests.empty()) asking.push_back(i);
+    if (!first_app) first_app = i;
+    if (c.field != "containers" && !named) named = i;
+  }
+  if (!asking.empty()) return asking;
+  if (named) return {*named};
+  if (first_app) return {*first_app};
+  return {};
+}
+
+// The count a container asks of `resource`: its limit, else its request.
+int64_t CountOf(const ContainerNeeds& c, std::string_view resource) {
+  if (c.limits.contains(resource)) return Get(c.limits, resource);
+  return Get(c.requests, resource);
+}
+
+// The managed resource other than nvidia.com/gpu the container asks for, "" for none.
+std::string OtherResource(const ContainerNeeds& c) {
+  for (const ResourceList* list : {&c.limits, &c.requests}) {
+    for (const auto& [resource, n] : *list) {
+      if (resource != kGpu && n > 0) return resource;
+    }
+  }
+  return "";
+}
+
+// Checks one container's nvidia.com/gpu against its parallelism, as the policy says.
+void CheckCount(const PodRequest& pod, const Policy& policy, size_t index, const Parallelism& p,
+                PlanState& state, Decision& d) {
+  ContainerNeeds& c = state.containers[index];
+  const int64_t world = p.WorldSize();
+  const std::string who = "container " + c.name;
+  const std::string why = p.Describe();
+  d.trail.push_back(who + ": world size " + std::to_string(world) + " = " + why);
+  const int64_t asked = CountOf(c, kGpu);
+  if (asked == world) {
+    d.trail.push_back("  nvidia.com/gpu " + std::to_string(asked) + " matches");
+    return;
+  }
+  if (asked == 0) {
+    if (std::string other = OtherResource(c); !other.empty()) {
+      d.trail.push_back("  asks for " + other + ", not nvidia.com/gpu: count not checked");
+      return;
+    }
+  }
+  const GpuCountAction action = policy.requirements.gpu_count;
+  const bool change =
+      asked == 0 ? action >= GpuCountAction::kFill : action == GpuCountAction::kCorrect;
+  const std::string prefix = "gpuadmit: " + pod.name + " " + who;
+  if (!change) {
+    d.trail.push_back("  asks for " + std::to_string(asked) + " nvidia.com/gpu: warning only");
+    d.warnings.push_back(prefix + " asks for " + std::to_string(asked) +
+                         " nvidia.com/gpu but its parallelism (" + why + ") needs " +
+                         std::to_string(world));
+    return;
+  }
+  d.counts.push_back({c.name, kGpu, world});
+  c.limits[kGpu] = world;
+  if (c.requests.contains(kGpu)) c.requests[kGpu] = world;
+  state.effective = EffectiveRequest(state.containers, pod.needs.overhead);
+  std::string change_text =
+      "nvidia.com/gpu " + std::to_string(asked) + " -> " + std::to_string(world) + " (" + why + ")";
+  d.trail.push_back("  " + std::string(asked == 0 ? "filled in " : "corrected ") + change_text);
+  d.warnings.push_back(prefix + ": " + change_text);
+}
+
+void PlanCounts(const PodRequest& pod, const Policy& policy, const std::vector<size_t>& targets,
+                PlanState& state, Decision& d) {
+  if (policy.requirements.gpu_count == GpuCountAction::kOff || pod.spec == nullptr) return;
+  const auto inputs = pod.Inputs(policy);
+  Parallelism from_inputs = ParallelismFromInputs(
+      [&](std::string_view name) -> std::optional<std::pair<std::string, std::string>> {
+        for (const auto& [key, entry] : inputs) {
+          if (key == name) return std::make_pair(entry->first, entry->second);
+        }
+        return std::nullopt;
+      });
+  for (const std::string& problem : from_inputs.problems) {
+    d.warnings.push_back("gpuadmit: " + pod.name + ": " + problem);
+  }
+  from_inputs.problems.clear();
+  for (size_t index : targets) {
+    Parallelism p =
+        ParallelismFromArgs(CommandLineOf(ContainerObject(*pod.spec, state.containers[index])));
+    for (const std::string& problem : p.problems) {
+      d.trail.push_back("container " + state.containers[index].name + ": " + problem);
+    }
+    p.FillFrom(from_inputs);
+    if (p.Explicit()) CheckCount(pod, policy, index, p, state, d);
+  }
+}
+
+// The model the pod serves and where that was read, or nullopt.
+std::optional<std::pair<std::string, std::string>> ModelOf(const PodRequest& pod,
+                                                           const Policy& policy,
+                                                           const std::vector<size_t>& targets,
+                                                           const PlanState& state) {
+  if (auto input = InputWithKey(pod, policy, "model")) {
+    return std::make_pair(input->second, input->first);
+  }
+  if (pod.spec == nullptr) return std::nullopt;
+  for (size_t index : targets) {
+    const ContainerNeeds& c = state.containers[index];
+    if (auto model = ServedModel(CommandLineOf(ContainerObject(*pod.spec, c)))) {
+      return std::make_pair(*model, "args of container " + c.name);
+    }
+  }
+  return std::nullopt;
+}
+
+void PlanMemory(const PodRequest& pod, const Policy& policy, const std::vector<size_t>& targets,
+                PlanState& state, Decision& d) {
+  if (auto input = InputWithKey(pod, policy, "gpu-memory")) {
+    auto mib = ParseMemoryMib(input->second);
+    if (mib.ok()) {
+      state.gpu_memory_mib = mib.value();
+      d.trail.push_back("GPU memory need " + std::to_string(mib.value()) + " MiB per GPU (" +
+                        input->first + ")");
+      return;
+    }
+    d.warnings.push_back("gpuadmit: " + pod.name + ": " + input->first + " " + mib.error().message +
+                         ": ignored");
+  }
+  auto model = ModelOf(pod, policy, targets, state);
+  if (!model) return;  // unknown: the default flow then never picks MIG
+  ModelMemory m = ModelMemoryMib(model->first, policy.requirements);
+  state.gpu_memory_mib = m.mib;
+  d.trail.push_back(
+      "GPU memory need " + std::to_string(m.mib) + " MiB per GPU: model " + model->first + " (" +
+      model->second + ") " +
+      (m.rule.empty() ? "matches no rule: the default" : "matches \"" + m.rule + "\""));
+}
+
+}  // namespace
+
+void PlanRequirements(const PodRequest& pod, const PlanContext& context, PlanState& state,
+                      Decision& d) {
+  const Policy& policy = context.policy;
+  if (auto optimize = InputWithKey(pod, policy, "optimize");
+      optimize && Lower(optimize->second) == "false") {
+    state.opted_out = true;
+    d.trail.push_back(optimize->first + ": \"false\": GPU count and sharing left as asked");
+    return;
+  }
+  std::vector<size_t> targets = Targets(state.containers);
+  // A pod asking for no GPU is read only when the policy fills counts in: under `warn`, a flag
+  // such as --dp in some CPU pod's command line is no reason to warn about it.
+  const bool asks_gpus = !state.effective.empty();
+  if (asks_gpus || policy.requirements.gpu_count >= GpuCountAction::kFill) {
+    PlanCounts(pod, policy, targets, state, d);
+  }
+  if (!state.effective.empty()) PlanMemory(pod, policy, targets, state, d);
+}
+
+}  // namespace gpuadmit

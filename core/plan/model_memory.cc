@@ -1,0 +1,61 @@
+#include "core/plan/model_memory.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/kube/quantity.h"
+
+namespace gpuadmit {
+namespace {
+
+char Lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+
+bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+bool EqualAt(std::string_view text, size_t at, std::string_view pattern) {
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (Lower(text[at + i]) != Lower(pattern[i])) return false;
+  }
+  return true;
+}
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+}  // namespace
+
+Result<int64_t> ParseMemoryMib(std::string_view text) {
+  std::string quantity(text);
+  bool bytes = !quantity.empty() && std::isalpha(static_cast<unsigned char>(quantity.back()));
+  // "16GB", "16GiB": people write bytes so; Kubernetes quantities do not.
+  if (quantity.size() > 2 && (quantity.back() == 'B' || quantity.back() == 'b') &&
+      std::string_view("kMGTPEi").find(quantity[quantity.size() - 2]) != std::string_view::npos) {
+    quantity.pop_back();
+  }
+  auto milli = ParseQuantityMilli(quantity);
+  if (!milli.ok()) return Error{"\"" + std::string(text) + "\" is not a memory quantity"};
+  if (milli.value() <= 0) return Error{"\"" + std::string(text) + "\" is not positive"};
+  int64_t per_mib = bytes ? kMiB * 1000 : 1000;
+  return (milli.value() + per_mib - 1) / per_mib;
+}
+
+bool ModelNameMatches(std::string_view model, std::string_view pattern) {
+  if (pattern.empty() || pattern.size() > model.size()) return false;
+  bool numeric = IsDigit(pattern.front());
+  for (size_t at = 0; at + pattern.size() <= model.size(); ++at) {
+    if (!EqualAt(model, at, pattern)) continue;
+    // "7b" inside "17b", "70b" or "2.7b" is another size.
+    if (numeric && at > 0 && (IsDigit(model[at - 1]) || model[at - 1] == '.')) continue;
+    return true;
+  }
+  return false;
+}
+
+ModelMemory ModelMemoryMib(std::string_view model, const RequirementsPolicy& policy) {
+  auto rule =
+      std::find_if(policy.model_memory.begin(), policy.model_memory.end(),
+                   [&](const ModelMemoryRule& r) { return ModelNameMatches(model, r.contains); });
+  if (rule != policy.model_memory.end()) return {rule->memory_mib, rule->contains};
+  return {policy.default_model_memory_mib, ""};
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,288 @@
+#include "core/plan/node_ranking.h"
+
+#include <algorithm>
+
+#include "core/kube/mig_resource.h"
+
+namespace gpuadmit {
+namespace {
+
+constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
+
+// Mean framebuffer used over the node's whole GPUs that report it (an instance's memory is
+// part of its GPU's).
+std::optional<double> MeanMemoryUsedPercent(const NodeGpuMetrics* m) {
+  if (m == nullptr) return std::nullopt;
+  double sum = 0;
+  int n = 0;
+  for (const GpuMetrics& g : m->gpus) {
+    if (g.latest.IsMigInstance()) continue;
+    if (auto used = g.latest.MemoryUsedPercent()) {
+      sum += *used;
+      ++n;
+    }
+  }
+  if (n == 0) return std::nullopt;
+  return sum / n;
+}
+
+// Why CanRunOn refused the node, for the trail; the checks in CanRunOn's order.
+std::string WhyNot(const SchedulingConstraints& c, const NodeFacts& node) {
+  if (!node.ready) return "not ready";
+  if (node.unschedulable) return "cordoned";
+  for (const auto& [key, value] : c.node_selector) {
+    auto it = node.labels.find(key);
+    if (it == node.labels.end() || it->second != value) return "nodeSelector " + key + " differs";
+  }
+  for (const Taint& taint : node.taints) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    if (std::none_of(c.tolerations.begin(), c.tolerations.end(),
+                     [&](const Toleration& t) { return t.Tolerates(taint); })) {
+      return "taint " + taint.key + (taint.value.empty() ? "" : "=" + taint.value) + ":" +
+             taint.effect + " not tolerated";
+    }
+  }
+  return "required node affinity does not match";
+}
+
+class Ranker {
+ public:
+  Ranker(const PlanContext& context, const SchedulingConstraints& constraints,
+         std::span<const NodeAsk> asks)
+      : context_(context),
+        policy_(context.policy.placement),
+        constraints_(constraints),
+        asks_(asks),
+        primary_(asks.front()),
+        mig_profile_(MigProfileOf(primary_.resource)),
+        any_metrics_(context.metrics != nullptr && !context.metrics->nodes().empty()) {}
+
+  NodeRanking Run(std::string_view earlier_hostname) {
+    auto offering = context_.snapshot.NodesOffering(primary_.resource);
+    result_.offering = offering.size();
+    if (!earlier_hostname.empty() && KeepEarlier(earlier_hostname)) return std::move(result_);
+    switch (policy_.strategy) {
+      case PlacementStrategy::kFirstFit:
+        FirstFit();
+        break;
+      case PlacementStrategy::kBestFit:
+        BestFit(offering);
+        break;
+      default:
+        MostFreeFirst(offering);
+        break;
+    }
+    return std::move(result_);
+  }
+
+ private:
+  static std::string MigProfileOf(const std::string& resource) {
+    auto p = ParseMigResource(resource);
+    return p ? p->name : std::string();
+  }
+
+  int64_t FreeNet(const NodeInventory& node, const std::string& resource) const {
+    int64_t free = node.Free(resource);
+    if (context_.reservations != nullptr) {
+      free -= context_.reservations->Reserved(node.name(), resource, context_.own_key);
+    }
+    return free;
+  }
+
+  RankedNode Weigh(const NodeInventory& node) const {
+    RankedNode r;
+    r.node = &node;
+    r.allocatable = Get(node.facts->allocatable, primary_.resource);
+    int64_t free = node.Free(primary_.resource);
+    if (free < primary_.count) {
+      if (context_.explain) r.why_not = "too few free (" + std::to_string(free) + ")";
+      return r;
+    }
+    if (!CanRunOn(constraints_, *node.facts)) {
+      if (context_.explain) r.why_not = WhyNot(constraints_, *node.facts);
+      return r;
+    }
+    r.free = FreeNet(node, primary_.resource);
+    if (r.free < primary_.count) {
+      if (context_.explain) {
+        r.why_not = "too few free (" + std::to_string(r.free) + " after " +
+                    std::to_string(free - r.free) + " reserved by other admissions)";
+      }
+      return r;
+    }
+    auto others = asks_.subspan(1);
+    auto lacking = std::find_if(others.begin(), others.end(), [&](const NodeAsk& other) {
+      return FreeNet(node, other.resource) < other.count;
+    });
+    if (lacking != others.end()) {
+      if (context_.explain) r.why_not = "too few " + lacking->resource + " free";
+      return r;
+    }
+    r.fits = true;
+    const NodeGpuMetrics* m = any_metrics_ ? context_.metrics->FindNode(node.name()) : nullptr;
+    IdleThresholds thresholds{policy_.idle_max_utilization_percent,
+                              policy_.idle_max_memory_percent};
+    // Metrics count physical devices: a whole GPU or a MIG instance. Other resources (shared
+    // GPU replicas) have no idle count of their own: their free ones count as idle.
+    int64_t idle = r.free;
+    if (primary_.resource == "nvidia.com/gpu" || !mig_profile_.empty()) {
+      idle = IdleGpuCount(m, r.allocatable, thresholds, mig_profile_);
+    }
+    r.idle = std::min(idle, r.free);
+    if (m != nullptr) {
+      r.utilization_percent = m->MeanUtilizationPercent();
+      r.memory_used_percent = MeanMemoryUsedPercent(m);
+    }
+    if (policy_.strategy == PlacementStrategy::kScore) {
+      double free_memory = 1.0 - r.memory_used_percent.value_or(0) / 100.0;
+      double idle_ratio =
+          r.allocatable > 0 ? static_cast<double>(r.idle) / static_cast<double>(r.allocatable) : 0;
+      r.score = policy_.score_memory_weight * free_memory + policy_.score_idle_weight * idle_ratio;
+    }
+    return r;
+  }
+
+  // Whether `a` ranks above `b` (both fit).
+  bool Better(const RankedNode& a, const RankedNode& b) const {
+    switch (policy_.strategy) {
+      case PlacementStrategy::kMostIdle: {
+        bool a_enough = a.idle >= primary_.count;
+        bool b_enough = b.idle >= primary_.count;
+        if (a_enough != b_enough) return a_enough;
+        if (a.idle != b.idle) return a.idle > b.idle;
+        double au = a.utilization_percent.value_or(0);
+        double bu = b.utilization_percent.value_or(0);
+        if (au != bu) return au < bu;
+        break;
+      }
+      case PlacementStrategy::kBestFit:
+        if (a.free != b.free) return a.free < b.free;
+        break;
+      case PlacementStrategy::kWorstFit:
+        if (a.free != b.free) return a.free > b.free;
+        break;
+      case PlacementStrategy::kScore:
+        if (a.score != b.score) return a.score > b.score;
+        break;
+      case PlacementStrategy::kFirstFit:
+        break;
+    }
+    return a.node->name() < b.node->name();
+  }
+
+  void Offer(RankedNode r) {
+    ++result_.examined;
+    if (r.fits) {
+      ++result_.weighed;
+      if (!result_.chosen || Better(r, *result_.chosen)) result_.chosen = r;
+    }
+    if (context_.explain && result_.explained.size() < kMaxExplainedNodes) {
+      result_.explained.push_back(std::move(r));
+    }
+  }
+
+  bool KeepEarlier(std::string_view hostname) {
+    const NodeInventory* node = context_.snapshot.FindNode(hostname);
+    if (node == nullptr || HostnameOf(*node) != hostname) return false;
+    RankedNode r = Weigh(*node);
+    if (!r.fits) return false;
+    Offer(std::move(r));
+    result_.kept_earlier = true;
+    return true;
+  }
+
+  // Whether a node with `free` (before reservations) of the ranked resource, coming after the
+  // current choice in most-free-first order, could still rank above it.
+  bool CouldBeat(int64_t free) const {
+    if (!result_.chosen) return true;
+    const RankedNode& best = *result_.chosen;
+    switch (policy_.strategy) {
+      case PlacementStrategy::kMostIdle:
+        // Its idle count is at most `free`; at equal counts only utilisation (or the name,
+        // which comes later) can decide, and without metrics there is none.
+        return free > best.idle || (free == best.idle && any_metrics_);
+      case PlacementStrategy::kWorstFit:
+        return free > best.free;
+      default:
+        return true;
+    }
+  }
+
+  void MostFreeFirst(std::span<const NodeInventory* const> nodes) {
+    for (const NodeInventory* node : nodes) {
+      int64_t free = node->Free(primary_.resource);
+      if (free < primary_.count || !CouldBeat(free) || result_.weighed >= kMaxWeighed) break;
+      Offer(Weigh(*node));
+    }
+  }
+
+  // From the least free that still fits upwards, a run of equally free nodes at a time (in name
+  // order), until a run has more free than the choice has left.
+  void BestFit(std::span<const NodeInventory* const> nodes) {
+    const std::string& r = primary_.resource;
+    int64_t count = primary_.count;
+    size_t end = static_cast<size_t>(
+        std::partition_point(nodes.begin(), nodes.end(),
+                             [&](const NodeInventory* n) { return n->Free(r) >= count; }) -
+        nodes.begin());
+    while (end > 0 && result_.weighed < kMaxWeighed) {
+      int64_t run_free = nodes[end - 1]->Free(r);
+      if (result_.chosen && run_free > result_.chosen->free) break;
+      auto run_end = nodes.begin() + static_cast<std::ptrdiff_t>(end);
+      size_t begin = static_cast<size_t>(
+          std::partition_point(nodes.begin(), run_end,
+                               [&](const NodeInventory* n) { return n->Free(r) > run_free; }) -
+          nodes.begin());
+      for (size_t i = begin; i < end && result_.weighed < kMaxWeighed; ++i) Offer(Weigh(*nodes[i]));
+      end = begin;
+    }
+  }
+
+  void FirstFit() {
+    for (const NodeInventory& node : context_.snapshot.nodes()) {
+      if (node.Free(primary_.resource) < primary_.count) continue;
+      Offer(Weigh(node));
+      if (result_.chosen) return;
+    }
+  }
+
+  const PlanContext& context_;
+  const PlacementPolicy& policy_;
+  const SchedulingConstraints& constraints_;
+  std::span<const NodeAsk> asks_;
+  const NodeAsk& primary_;
+  std::string mig_profile_;  // of the ranked resource, "" when it is no MIG profile
+  bool any_metrics_;
+  NodeRanking result_;
+};
+
+}  // namespace
+
+const std::string& HostnameOf(const NodeInventory& node) {
+  auto it = node.facts->labels.find(kHostnameLabel);
+  return it != node.facts->labels.end() ? it->second : node.name();
+}
+
+std::string_view StrategyName(PlacementStrategy strategy) {
+  switch (strategy) {
+    case PlacementStrategy::kMostIdle:
+      return "most-idle";
+    case PlacementStrategy::kBestFit:
+      return "best-fit";
+    case PlacementStrategy::kFirstFit:
+      return "first-fit";
+    case PlacementStrategy::kWorstFit:
+      return "worst-fit";
+    case PlacementStrategy::kScore:
+      return "score";
+  }
+  return "";
+}
+
+NodeRanking RankNodes(const PlanContext& context, const SchedulingConstraints& constraints,
+                      std::span<const NodeAsk> asks, std::string_view earlier_hostname) {
+  if (asks.empty()) return {};
+  return Ranker(context, constraints, asks).Run(earlier_hostname);
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,315 @@
+#include "core/plan/placement.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+#include "core/json/json_fields.h"
+#include "core/kube/mig_resource.h"
+#include "core/plan/node_ranking.h"
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
+constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
+constexpr std::string_view kShmPath = "/dev/shm";
+
+// The managed resources the pod asks for, the one placement ranks by first: whole GPUs, else
+// the first MIG profile, else the first other (shared GPU replicas).
+std::vector<NodeAsk> AsksOf(const ResourceList& effective) {
+  std::vector<NodeAsk> asks;
+  for (const auto& [resource, count] : effective) {
+    if (count > 0 && IsManagedResource(resource)) asks.push_back({resource, count});
+  }
+  auto rank = [](const NodeAsk& a) {
+    if (a.resource == "nvidia.com/gpu") return 0;
+    return a.resource.starts_with(kMigResourcePrefix) ? 1 : 2;
+  };
+  std::stable_sort(asks.begin(), asks.end(),
+                   [&](const NodeAsk& a, const NodeAsk& b) { return rank(a) < rank(b); });
+  return asks;
+}
+
+bool ContainsIgnoringCase(std::string_view text, std::string_view part) {
+  return std::search(text.begin(), text.end(), part.begin(), part.end(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) ==
+                  std::tolower(static_cast<unsigned char>(b));
+         }) != text.end();
+}
+
+// Whether a pod tolerating `have` already tolerates every taint `want` does.
+bool Covers(const Toleration& have, const Toleration& want) {
+  if (!have.effect.empty() && have.effect != want.effect) return false;
+  if (have.op == "Exists") return have.key.empty() || have.key == want.key;
+  return want.op != "Exists" && have.key == want.key && have.value == want.value;
+}
+
+std::string TolerationText(const Toleration& t) {
+  std::string s = t.key.empty() ? "*" : t.key;
+  if (t.op == "Exists") {
+    s += " Exists";
+  } else {
+    s += "=" + t.value;
+  }
+  return s + ":" + (t.effect.empty() ? "*" : t.effect);
+}
+
+// The container a ContainerNeeds describes: an element of a list, or a single-container field.
+const json* ContainerOf(const json& spec, const ContainerNeeds& c) {
+  const json& field = At(spec, {c.field});
+  if (field.is_array()) return c.index < field.size() ? &field[c.index] : nullptr;
+  return field.is_object() ? &field : nullptr;
+}
+
+bool MountsShm(const json& container) {
+  const json& mounts = At(container, {"volumeMounts"});
+  return mounts.is_array() && std::any_of(mounts.begin(), mounts.end(), [](const json& m) {
+           return StringAt(m, {"mountPath"}) == kShmPath;
+         });
+}
+
+bool SomeGpuContainerLacksShm(const PodRequest& pod) {
+  if (pod.spec == nullptr) return false;
+  return std::any_of(pod.needs.containers.begin(), pod.needs.containers.end(),
+                     [&](const ContainerNeeds& c) {
+                       if (c.limits.empty() && c.requests.empty()) return false;
+                       const json* container = ContainerOf(*pod.spec, c);
+                       return container != nullptr && !MountsShm(*container);
+                     });
+}
+
+// Seed 004's worker defaults: the configured tolerations the pod lacks (they also widen the
+// nodes it may run on), and an in-memory /dev/shm.
+void AddWorkerDefaults(const PodRequest& pod, const WorkerDefaults& defaults, Decision& d) {
+  for (const Toleration& want : defaults.tolerations) {
+    auto covers = [&](const Toleration& have) { return Covers(have, want); };
+    if (std::any_of(pod.constraints.tolerations.begin(), pod.constraints.tolerations.end(),
+                    covers) ||
+        std::any_of(d.tolerations.begin(), d.tolerations.end(), covers)) {
+      continue;
+    }
+    d.tolerations.push_back(want);
+    d.trail.push_back("worker default: toleration " + TolerationText(want) + " added");
+  }
+  if (!defaults.shm_size.empty() && SomeGpuContainerLacksShm(pod)) {
+    d.shm_size = defaults.shm_size;
+    d.trail.push_back("worker default: " + std::string(kShmPath) + " in memory, " +
+                      defaults.shm_size);
+  }
+}
+
+// Seed 004: one preferred term per configured GPU type that some node offering the resource
+// has; affinity matches exact label values, so the term lists the products the type matches.
+void AddGpuTypePreferences(const std::string& resource, const PlanContext& context, Decision& d) {
+  auto products = context.snapshot.ProductsOffering(resource);
+  for (const GpuTypePreference& type : context.policy.placement.gpu_types) {
+    std::vector<std::string> values;
+    for (std::string_view p : products) {
+      if (!p.empty() && ContainsIgnoringCase(p, type.product)) values.emplace_back(p);
+    }
+    if (values.empty()) {
+      d.trail.push_back("GPU type " + type.product + ": no node offering " + resource + " has it");
+      continue;
+    }
+    std::string listed;
+    for (const std::string& v : values) listed += (listed.empty() ? "" : ", ") + v;
+    d.trail.push_back("GPU type " + type.product + ": prefer " + std::string(kProductLabel) +
+                      " In [" + listed + "], weight " + std::to_string(type.weight));
+    d.preferred.push_back({type.weight, {{std::string(kProductLabel), "In", std::move(values)}}});
+  }
+}
+
+// The node a single-hostname preferred term names: the pod's choice from an earlier review.
+std::string EarlierHostname(const json* spec) {
+  if (spec == nullptr) return "";
+  const json& terms =
+      At(*spec, {"affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"});
+  if (!terms.is_array()) return "";
+  for (const json& term : terms) {
+    const json& expressions = At(term, {"preference", "matchExpressions"});
+    if (!expressions.is_array() || expressions.size() != 1) continue;
+    const json& e = expressions[0];
+    const json& values = At(e, {"values"});
+    if (StringAt(e, {"key"}) == kHostnameLabel && StringAt(e, {"operator"}) == "In" &&
+        values.is_array() && values.size() == 1 && values[0].is_string()) {
+      return values[0].get<std::string>();
+    }
+  }
+  return "";
+}
+
+std::string Percent(std::optional<double> v) {
+  if (!v) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", *v);
+  return buf;
+}
+
+// "8/8 free, idle 8, avg util 0.0%, avg mem 0.0%", as seed 000 describes a node.
+std::string Describe(const RankedNode& r, PlacementStrategy strategy) {
+  if (!r.fits) return "cannot take it: " + r.why_not;
+  std::string s = std::to_string(r.free) + "/" + std::to_string(r.allocatable) + " free, idle " +
+                  std::to_string(r.idle);
+  if (r.utilization_percent || r.memory_used_percent) {
+    s += ", avg util " + Percent(r.utilization_percent) + ", avg mem " +
+         Percent(r.memory_used_percent);
+  } else {
+    s += ", no metrics";
+  }
+  if (strategy == PlacementStrategy::kScore) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, ", score %.3f", r.score);
+    s += buf;
+  }
+  return s;
+}
+
+void Explain(const NodeRanking& ranking, const NodeAsk& primary, const PlacementPolicy& placement,
+             Decision& d) {
+  bool required = placement.affinity == AffinityMode::kRequired;
+  d.trail.push_back("=== GPU Node Selection ===");
+  std::string looking = placement.strategy == PlacementStrategy::kMostIdle ? " idle " : " free ";
+  d.trail.push_back("Looking for a node with " + std::to_string(primary.count) + looking +
+                    primary.resource + " (" + std::string(StrategyName(placement.strategy)) + ", " +
+                    (required ? "required" : "preferred") + " affinity)...");
+  if (ranking.kept_earlier) d.trail.push_back("  the pod's earlier choice still fits: kept");
+  for (const RankedNode& r : ranking.explained) {
+    bool chosen = ranking.chosen && ranking.chosen->node == r.node;
+    d.trail.push_back("  " + r.node->name() + ": " + Describe(r, placement.strategy) +
+                      (r.fits && !chosen ? " (ranked lower)" : ""));
+  }
+  if (ranking.examined > ranking.explained.size()) {
+    d.trail.push_back("  ... " + std::to_string(ranking.examined - ranking.explained.size()) +
+                      " more nodes examined");
+  }
+  if (ranking.offering > ranking.examined) {
+    d.trail.push_back("  " + std::to_string(ranking.offering - ranking.examined) +
+                      " more nodes offer " + primary.resource +
+                      ", not examined: none could rank higher or fit");
+  }
+}
+
+// The pod's constraints once the decision so far is patched in: its nodeSelector entries and
+// required terms narrow the nodes, its tolerations (worker defaults) widen them.
+SchedulingConstraints AsPatched(const SchedulingConstraints& pod, const Decision& d) {
+  SchedulingConstraints c = pod;
+  for (const auto& [key, value] : d.node_selector) c.node_selector[key] = value;
+  if (!d.required.empty() && c.required_terms.empty()) {
+    c.required_terms.push_back({d.required});
+  } else if (!d.required.empty()) {
+    for (NodeSelectorTerm& term : c.required_terms) {
+      if (term.requirements.empty()) continue;  // matches no node, patched or not
+      term.requirements.insert(term.requirements.end(), d.required.begin(), d.required.end());
+    }
+  }
+  c.tolerations.insert(c.tolerations.end(), d.tolerations.begin(), d.tolerations.end());
+  return c;
+}
+
+void SelectNode(const PodRequest& pod, const PlanContext& context,
+                const SchedulingConstraints& constraints, const std::vector<NodeAsk>& asks,
+                Decision& d) {
+  const PlacementPolicy& placement = context.policy.placement;
+  const NodeAsk& primary = asks.front();
+  NodeRanking ranking = RankNodes(context, constraints, asks, EarlierHostname(pod.spec));
+  if (context.explain) Explain(ranking, primary, placement, d);
+  std::string what = std::to_string(primary.count) + " " + primary.resource;
+  if (!ranking.chosen) {
+    // One warning per problem: an earlier stage that found nothing free has said so already.
+    if (d.warnings.empty()) {
+      d.warnings.push_back("gpuadmit: " + pod.name + ": no node has " + what +
+                           " free that the pod may use; no node affinity added");
+    }
+    d.trail.push_back("No node can take " + what + " now: no node affinity (" +
+                      std::to_string(ranking.offering) + " nodes offer it)");
+    if (context.explain) d.trail.push_back("==========================");
+    return;
+  }
+  const NodeInventory& node = *ranking.chosen->node;
+  const std::string& host = HostnameOf(node);
+  NodeSelectorRequirement pin{std::string(kHostnameLabel), "In", {host}, false};
+  bool required = placement.affinity == AffinityMode::kRequired;
+  if (required) {
+    d.required.push_back(pin);
+  } else {
+    d.preferred.push_back({placement.preferred_weight, {pin}});
+  }
+  // The devices are counted on the node the pod is steered to, replacing what an earlier
+  // stage counted elsewhere, so the reservation and the affinity agree.
+  for (const NodeAsk& a : asks) {
+    Claim claim{node.name(), a.resource, a.count, node.Free(a.resource)};
+    auto it = std::find_if(d.claims.begin(), d.claims.end(),
+                           [&](const Claim& c) { return c.resource == a.resource; });
+    if (it != d.claims.end()) {
+      *it = std::move(claim);
+    } else {
+      d.claims.push_back(std::move(claim));
+    }
+  }
+  // Every GPU pod pays for this line: built in one buffer.
+  std::string affinity;
+  affinity.reserve(96);
+  affinity.append(kHostnameLabel).append(" In [").append(host).append("], ");
+  if (required) {
+    affinity.append("required");
+  } else {
+    affinity.append("preferred, weight ").append(std::to_string(placement.preferred_weight));
+  }
+  if (context.explain) {
+    d.trail.push_back("Selected node '" + node.name() +
+                      "': " + Describe(*ranking.chosen, placement.strategy));
+    d.trail.push_back("  affinity " + affinity);
+    d.trail.push_back("  counts on " + what + " of " + node.name());
+    d.trail.push_back("==========================");
+    return;
+  }
+  std::string& line = d.trail.emplace_back();
+  line.reserve(96 + affinity.size());
+  line.append("placement (").append(StrategyName(placement.strategy)).append("): ");
+  line.append(node.name()).append(" for ").append(what);
+  if (ranking.kept_earlier) line.append(" (kept)");
+  line.append(", ").append(std::to_string(ranking.weighed)).append(" of ");
+  line.append(std::to_string(ranking.offering)).append(" nodes weighed; ").append(affinity);
+}
+
+}  // namespace
+
+void PlanPlacement(const PodRequest& pod, const PlanContext& context, PlanState& state,
+                   Decision& d) {
+  std::vector<NodeAsk> asks = AsksOf(state.effective);
+  if (asks.empty()) return;  // asks for no GPU: nothing of this stage applies
+  const Policy& policy = context.policy;
+  AddWorkerDefaults(pod, policy.worker_defaults, d);
+  if (state.opted_out) {
+    d.trail.push_back("placement: optimize is off for this pod; worker defaults only");
+    return;
+  }
+  if (!policy.placement.enabled) {
+    d.trail.push_back("placement: off in the policy");
+    return;
+  }
+  AddGpuTypePreferences(asks.front().resource, context, d);
+  if (!pod.is_pod) {
+    d.trail.push_back("placement: a pod template; only Pods are steered to a node");
+    return;
+  }
+  if (auto v = pod.Input(policy, "node-selection"); v && *v == "false") {
+    d.trail.push_back("placement: node selection off for this pod (" +
+                      policy.Annotation("node-selection") + ": false)");
+    return;
+  }
+  if (pod.spec != nullptr && !StringAt(*pod.spec, {"nodeName"}).empty()) {
+    d.trail.push_back("placement: spec.nodeName is set; no node selection");
+    return;
+  }
+  if (d.node_selector.empty() && d.required.empty() && d.tolerations.empty()) {
+    SelectNode(pod, context, pod.constraints, asks, d);
+    return;
+  }
+  SelectNode(pod, context, AsPatched(pod.constraints, d), asks, d);
+}
+
+}  // namespace gpuadmit

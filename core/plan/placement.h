@@ -1,0 +1,15 @@
+// Plan stage 4, placement (seeds 000, 001, 002, 004): node affinity on kubernetes.io/hostname to
+// the best node by the policy's strategy (Pods only), GPU-type preference, and the worker
+// defaults (tolerations for GPU taints, an in-memory /dev/shm).
+//
+// Thread safety: pure function.
+#pragma once
+
+#include "core/plan/planner.h"
+
+namespace gpuadmit {
+
+void PlanPlacement(const PodRequest& pod, const PlanContext& context, PlanState& state,
+                   Decision& decision);
+
+}  // namespace gpuadmit

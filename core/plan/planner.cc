@@ -1,0 +1,167 @@
+#include "core/plan/planner.h"
+
+#include <algorithm>
+
+#include "core/plan/estimation.h"
+#include "core/plan/mig_fallback.h"
+#include "core/plan/placement.h"
+#include "core/plan/sharing.h"
+
+namespace gpuadmit {
+namespace {
+
+StringMap StringsOf(const nlohmann::json* metadata, const char* field) {
+  StringMap out;
+  if (metadata == nullptr || !metadata->is_object()) return out;
+  auto it = metadata->find(field);
+  if (it == metadata->end() || !it->is_object()) return out;
+  for (const auto& [k, v] : it->items()) {
+    if (v.is_string()) out.emplace(k, v.get<std::string>());
+  }
+  return out;
+}
+
+// Calls visit(key without its prefix, entry) for each input of `pod`, in the order inputs are
+// looked up: annotations, then labels; in each, the policy's prefix before seed 002's alias.
+// Stops when visit returns true. The maps are ordered, so the keys under a prefix are one run
+// from lower_bound(prefix): nothing is built to find them.
+template <typename Visit>
+void VisitInputs(const PodRequest& pod, const Policy& policy, Visit&& visit) {
+  auto run = [&visit](const StringMap& map, std::string_view prefix) {
+    for (auto it = map.lower_bound(prefix); it != map.end(); ++it) {
+      std::string_view k = it->first;
+      if (!k.starts_with(prefix)) break;
+      if (k.size() > prefix.size() + 1 && k[prefix.size()] == '/' &&
+          visit(k.substr(prefix.size() + 1), &*it)) {
+        return true;
+      }
+    }
+    return false;
+  };
+  constexpr std::string_view kAlias = "gpu-autoscaler.io";  // seed 002's keys, read as aliases
+  for (const StringMap* map : {&pod.annotations, &pod.labels}) {
+    if (run(*map, policy.annotation_prefix)) return;
+    if (policy.annotation_prefix != kAlias && run(*map, kAlias)) return;
+  }
+}
+
+}  // namespace
+
+PodRequest PodRequest::From(std::string ns, std::string name, const nlohmann::json& pod_spec,
+                            const nlohmann::json* metadata, bool is_pod,
+                            std::string_view gpu_container) {
+  PodRequest pod;
+  pod.ns = std::move(ns);
+  pod.name = std::move(name);
+  pod.is_pod = is_pod;
+  pod.labels = StringsOf(metadata, "labels");
+  pod.annotations = StringsOf(metadata, "annotations");
+  pod.needs = ReadPodRequirements(pod_spec, gpu_container);
+  pod.constraints = ReadSchedulingConstraints(pod_spec);
+  pod.spec = &pod_spec;
+  return pod;
+}
+
+const StringMap::value_type* PodRequest::InputEntry(const Policy& policy,
+                                                    std::string_view key) const {
+  const StringMap::value_type* found = nullptr;
+  VisitInputs(*this, policy, [&](std::string_view input, const StringMap::value_type* entry) {
+    if (input != key) return false;
+    found = entry;
+    return true;
+  });
+  return found;
+}
+
+std::vector<std::pair<std::string_view, const StringMap::value_type*>> PodRequest::Inputs(
+    const Policy& policy) const {
+  std::vector<std::pair<std::string_view, const StringMap::value_type*>> out;
+  VisitInputs(*this, policy, [&out](std::string_view input, const StringMap::value_type* entry) {
+    out.emplace_back(input, entry);
+    return false;
+  });
+  return out;
+}
+
+std::optional<std::string> PodRequest::Input(const Policy& policy, std::string_view key) const {
+  const StringMap::value_type* entry = InputEntry(policy, key);
+  if (entry == nullptr) return std::nullopt;
+  return entry->second;
+}
+
+void PlanState::Swap(const std::string& from, const std::string& to, const ResourceList& overhead) {
+  auto move_key = [&](ResourceList& list) {
+    auto it = list.find(from);
+    if (it == list.end()) return;
+    int64_t n = it->second;
+    list.erase(it);
+    list[to] += n;
+  };
+  for (ContainerNeeds& c : containers) {
+    move_key(c.limits);
+    move_key(c.requests);
+  }
+  effective = EffectiveRequest(containers, overhead);
+}
+
+const NodeInventory* FindFreeNode(const PodRequest& pod, const PlanContext& context,
+                                  const std::string& resource, int64_t count,
+                                  std::span<const std::string_view> products) {
+  // Nodes come most free first, so the walk stops at the first with too few even before
+  // reservations.
+  for (const NodeInventory* node : context.snapshot.NodesOffering(resource)) {
+    int64_t free = node->Free(resource);
+    if (free < count) break;
+    if (!products.empty() &&
+        std::find(products.begin(), products.end(), node->Product()) == products.end()) {
+      continue;
+    }
+    if (context.reservations != nullptr) {
+      free -= context.reservations->Reserved(node->name(), resource, context.own_key);
+    }
+    if (free >= count && CanRunOn(pod.constraints, *node->facts)) return node;
+  }
+  return nullptr;
+}
+
+const NodeInventory* FindFreeNodeWhere(const PodRequest& pod, const PlanContext& context,
+                                       const std::string& resource, int64_t count,
+                                       const std::function<bool(const NodeInventory&)>& accept) {
+  for (const NodeInventory* node : context.snapshot.NodesOffering(resource)) {
+    int64_t free = node->Free(resource);
+    if (free < count) break;  // most free first: none further has enough
+    if (!accept(*node)) continue;
+    if (context.reservations != nullptr) {
+      free -= context.reservations->Reserved(node->name(), resource, context.own_key);
+    }
+    if (free >= count && CanRunOn(pod.constraints, *node->facts)) return node;
+  }
+  return nullptr;
+}
+
+Decision Plan(const PodRequest& pod, const PlanContext& context) {
+  Decision d;
+  d.warnings = pod.needs.warnings;
+  if (!pod.needs.warnings.empty()) {
+    // Half a reading of the GPU ask is no basis for changing it; the apiserver rejects the
+    // malformed quantities anyway.
+    d.trail.push_back("GPU quantities unreadable: not planned");
+    return d;
+  }
+  PlanState state{pod.needs.containers, pod.needs.effective};
+  PlanRequirements(pod, context, state, d);
+  if (d.deny) return d;
+  PlanSharing(pod, context, state, d);
+  if (d.deny) return d;
+  PlanMigFallback(pod, context, state, d);
+  if (d.deny) return d;
+  PlanPlacement(pod, context, state, d);
+  return d;
+}
+
+Decision Plan(const PodRequest& pod, const InventorySnapshot& snapshot, const Policy& policy,
+              const Reservations* reservations, std::string_view own_key) {
+  return Plan(pod, PlanContext{snapshot, policy, nullptr, reservations, own_key});
+}
+
+}  // namespace gpuadmit

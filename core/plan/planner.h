@@ -1,0 +1,154 @@
+// The planner: what to change in one pod spec, decided from the pod's needs, the inventory
+// snapshot, the GPU metrics and the policy. A pure function: same inputs, same decision.
+//
+//   PodRequest pod = PodRequest::From(ns, name, pod_spec, &metadata, /*is_pod=*/true);
+//   Decision d = Plan(pod, {snapshot, policy});
+//   d.swaps        e.g. {nvidia.com/mig-2g.20gb -> nvidia.com/mig-1g.10gb}
+//   d.annotations  e.g. {gpuadmit.io/fallback: "2g.20gb->1g.10gb"}
+//
+// A plan runs in stages, each in its own file, each reading what the earlier ones decided
+// (PlanState) and adding to the Decision:
+//   1. requirements  GPU count from parallelism, GPU memory need    core/estimation.h
+//   2. sharing       exclusive / MIG / MPS / time-slicing           core/sharing.h
+//   3. MIG fallback  a smaller profile when the asked one is free nowhere   core/mig_fallback.h
+//   4. placement     node affinity, GPU type preference, worker defaults    core/placement.h
+//
+// Thread safety: pure functions over immutable inputs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/inventory/gpu_metrics.h"
+#include "core/inventory/inventory.h"
+#include "core/policy/policy.h"
+#include "core/kube/requirements.h"
+#include "core/inventory/reservation_ledger.h"
+#include "core/kube/scheduling.h"
+
+namespace gpuadmit {
+
+using StringMap = std::map<std::string, std::string, std::less<>>;
+
+struct PodRequest {
+  std::string ns;
+  std::string name;       // for messages: "Pod default/train-0" or "Deployment default/web"
+  bool is_pod = false;    // a Pod, not a template: only Pods reserve devices and get pinned
+  StringMap labels;       // of the pod (template)
+  StringMap annotations;  // of the pod (template), or of the custom resource
+  PodRequirements needs;
+  SchedulingConstraints constraints;
+  // The admitted pod spec, for the stages that read more than needs/constraints (container
+  // arguments, volumes, affinity). Never null from From(); it outlives the Plan call.
+  const nlohmann::json* spec = nullptr;
+
+  // `metadata` may be null (a template without metadata). `gpu_container` names a field of the
+  // spec holding one more container (a CustomWorkload's), "" for none.
+  static PodRequest From(std::string ns, std::string name, const nlohmann::json& pod_spec,
+                         const nlohmann::json* metadata = nullptr, bool is_pod = false,
+                         std::string_view gpu_container = {});
+
+  // The value of the first of policy.InputKeys(key) present in the annotations, then in the
+  // labels; nullopt when none is.
+  std::optional<std::string> Input(const Policy& policy, std::string_view key) const;
+  // The same, as the (key, value) entry found; nullptr when none. Builds no string: every
+  // stage asks for a dozen keys on every review, and most pods carry none of them.
+  const StringMap::value_type* InputEntry(const Policy& policy, std::string_view key) const;
+  // Every input present, as (key without its prefix, entry), in the order InputEntry looks:
+  // for a caller that asks for many keys (parallelism has 25 spellings), one pass instead.
+  std::vector<std::pair<std::string_view, const StringMap::value_type*>> Inputs(
+      const Policy& policy) const;
+};
+
+// Replace resource `from` by `to` in every container's limits and requests.
+struct ResourceSwap {
+  std::string from;
+  std::string to;
+};
+
+// Set `resource` to `count` in one container's limits (and in its requests when they name it).
+struct CountChange {
+  std::string container;  // the container's name
+  std::string resource;
+  int64_t count = 0;
+};
+
+struct PreferredTerm {
+  int weight = 1;  // 1..100
+  std::vector<NodeSelectorRequirement> requirements;
+};
+
+struct Decision {
+  std::vector<CountChange> counts;  // applied before swaps
+  std::vector<ResourceSwap> swaps;
+  StringMap node_selector;  // entries to add to spec.nodeSelector
+  // Requirements ANDed into every required node affinity term (a term is created if none).
+  std::vector<NodeSelectorRequirement> required;
+  std::vector<PreferredTerm> preferred;  // preferred node affinity terms to add
+  std::vector<Toleration> tolerations;   // to add where missing
+  std::string shm_size;                  // an in-memory /dev/shm volume of this size; "" none
+  std::vector<std::pair<std::string, std::string>> annotations;  // key, value
+  std::vector<std::string> warnings;  // one line each, for the AdmissionResponse
+  std::vector<std::string> trail;     // why, step by step, for --explain and debug logs
+  std::optional<std::string> deny;    // set when the policy says to refuse the pod
+  std::vector<Claim> claims;          // the devices the decision counted on, to reserve
+
+  bool Changes() const {
+    return !counts.empty() || !swaps.empty() || !node_selector.empty() || !required.empty() ||
+           !preferred.empty() || !tolerations.empty() || !shm_size.empty() || !annotations.empty();
+  }
+};
+
+// Everything a plan reads besides the pod.
+struct PlanContext {
+  const InventorySnapshot& snapshot;
+  const Policy& policy;
+  const ClusterGpuMetrics* metrics = nullptr;  // none: every allocatable GPU counts as idle
+  const Reservations* reservations = nullptr;  // free counts are net of these ...
+  std::string_view own_key;                    // ... except those held under this key
+  // Explain every candidate node in the trail (review --explain, debug logs); off, the trail
+  // says only what was chosen, so serving does no per-node string work.
+  bool explain = false;
+};
+
+// What the stages so far decided, for the next ones to build on.
+struct PlanState {
+  std::vector<ContainerNeeds> containers;  // with the counts and swaps decided so far
+  ResourceList effective;                  // the pod's effective request, likewise
+  int64_t gpu_memory_mib = 0;              // GPU memory need per GPU; 0 when unknown
+  SharingMode mode = SharingMode::kExclusive;
+  bool opted_out = false;  // <prefix>/optimize: "false": only worker defaults apply
+
+  // Replaces `from` by `to` in every container and recomputes `effective`.
+  void Swap(const std::string& from, const std::string& to, const ResourceList& overhead);
+};
+
+// Plans one pod spec: the four stages in order. A pod whose GPU quantities cannot all be read
+// is left unchanged (the apiserver rejects it anyway).
+Decision Plan(const PodRequest& pod, const PlanContext& context);
+
+// The seed-003 fallback alone, as before the stages existed (tests, benchmarks).
+Decision Plan(const PodRequest& pod, const InventorySnapshot& snapshot, const Policy& policy,
+              const Reservations* reservations = nullptr, std::string_view own_key = {});
+
+// A node where `count` of `resource` are free net of reservations and that the pod may run on,
+// most free first; nullptr when none. Only nodes whose product is in `products` count, when it
+// is not empty.
+const NodeInventory* FindFreeNode(const PodRequest& pod, const PlanContext& context,
+                                  const std::string& resource, int64_t count,
+                                  std::span<const std::string_view> products = {});
+
+// As FindFreeNode, counting only the nodes `accept` admits (e.g. those whose GFD labels offer a
+// sharing mode).
+const NodeInventory* FindFreeNodeWhere(const PodRequest& pod, const PlanContext& context,
+                                       const std::string& resource, int64_t count,
+                                       const std::function<bool(const NodeInventory&)>& accept);
+
+}  // namespace gpuadmit

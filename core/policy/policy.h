@@ -1,0 +1,192 @@
+// The policy: what gpuadmit may change and how. One YAML document (docs/policy.md); parsed
+// whole, validated strictly, then shared read-only (std::shared_ptr<const Policy>).
+//
+//   auto parsed = ParsePolicy(text);
+//   if (!parsed.ok()) for (const PolicyIssue& i : parsed.error()) print(i.line, i.column,
+//   i.message);
+//
+// Every field's default is the built-in behaviour: an empty document is a complete policy.
+//
+// Thread safety: pure functions; a Policy is a value.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/admission/admission.h"
+#include "core/result.h"
+#include "core/kube/scheduling.h"
+
+namespace gpuadmit {
+
+enum class ExhaustedAction { kWarn, kDeny };
+
+// A custom resource whose pod specs gpuadmit plans (built-in kinds need no entry).
+// Example, an OME InferenceService: group ome.io, kind InferenceService, podSpecs /spec/engine
+// and /spec/decoder, gpuContainer runner.
+struct CustomWorkload {
+  std::string group;                   // API group, "" for the core group
+  std::string kind;                    // e.g. "InferenceService"
+  std::vector<std::string> pod_specs;  // JSON pointers (RFC 6901) to pod-spec-shaped objects
+  // A field of each pod spec holding one container object (OME's `runner`); "" when the GPU
+  // containers are the usual `containers` list.
+  std::string gpu_container;
+  std::string metadata = "/metadata";  // JSON pointer to the metadata the annotations go to
+  bool operator==(const CustomWorkload&) const = default;
+};
+
+// One MIG profile of a GPU product: its name ("2g.20gb") and how many fit on one GPU.
+struct MigCatalogProfile {
+  std::string name;
+  int per_gpu = 0;
+  bool operator==(const MigCatalogProfile&) const = default;
+};
+
+// A GPU product's MIG profiles. `product` is matched against the node's nvidia.com/gpu.product
+// label (see core/mig_catalog.h for how).
+struct MigProductSpec {
+  std::string product;
+  std::vector<MigCatalogProfile> profiles;
+  bool operator==(const MigProductSpec&) const = default;
+};
+
+// An explicit fallback chain: a pod asking for `from` tries each of `to`, in order.
+struct MigChain {
+  std::string from;             // "3g.40gb"
+  std::vector<std::string> to;  // {"2g.20gb", "1g.10gb"}
+  bool operator==(const MigChain&) const = default;
+};
+
+struct MigPolicy {
+  bool fallback = true;
+  ExhaustedAction on_exhausted = ExhaustedAction::kWarn;
+  std::vector<MigProductSpec> products;  // added to the built-in catalog; same name replaces
+  std::vector<MigChain> chains;          // override the default chain for their `from`
+  bool operator==(const MigPolicy&) const = default;
+};
+
+enum class SharingMode { kExclusive, kMig, kMps, kTimeSlicing };
+
+// Selects pods for a sharing rule. Every set field must match; unset fields match anything.
+struct SharingSelector {
+  std::vector<std::string> namespaces;                         // any of
+  std::map<std::string, std::string, std::less<>> pod_labels;  // all of
+  std::vector<std::string> workload_types;                     // any of ("inference", ...)
+  std::optional<int64_t> min_gpus;                             // GPU count, inclusive
+  std::optional<int64_t> max_gpus;
+  std::optional<int64_t> min_memory_mib;  // GPU memory need per GPU, inclusive
+  std::optional<int64_t> max_memory_mib;
+  bool operator==(const SharingSelector&) const = default;
+};
+
+struct SharingRule {
+  std::string name;
+  int priority = 0;  // higher first; ties keep file order
+  SharingSelector match;
+  SharingMode mode = SharingMode::kExclusive;
+  std::string mig_profile;  // kMig only: this profile instead of the smallest that fits
+  bool operator==(const SharingRule&) const = default;
+};
+
+struct SharingPolicy {
+  bool enabled = true;
+  std::vector<SharingRule> rules;  // sorted by priority (highest first) when parsed
+  // Seed 002's flow for pods no rule matches: training -> exclusive; one GPU needing less than
+  // mig_below_mib -> MIG; inference/serving -> MPS; development/batch -> time-slicing.
+  bool default_flow = true;
+  int64_t mig_below_mib = 20 * 1024;  // seed 002: "Workloads requiring <20GB GPU memory"
+  bool enable_mig = true;
+  bool enable_mps = true;
+  bool enable_time_slicing = true;
+  bool operator==(const SharingPolicy&) const = default;
+};
+
+enum class GpuCountAction { kOff, kWarn, kFill, kCorrect };
+
+// A model-name pattern and the GPU memory a model matching it needs per GPU (seed 001).
+struct ModelMemoryRule {
+  std::string contains;  // case-insensitive substring of the model name, e.g. "70b"
+  int64_t memory_mib = 0;
+  bool operator==(const ModelMemoryRule&) const = default;
+};
+
+struct RequirementsPolicy {
+  // What to do when the parallelism (tp x pp x max(dp, cp, dcp)) disagrees with nvidia.com/gpu:
+  // warn only, fill in a missing count, or also correct a wrong one (fill + correct).
+  GpuCountAction gpu_count = GpuCountAction::kWarn;
+  // Seed 001: 70B/65B -> 20,000 MB per GPU, 13B/7B -> 12,000 MB; first match wins.
+  std::vector<ModelMemoryRule> model_memory = {
+      {"70b", 20000}, {"65b", 20000}, {"13b", 12000}, {"7b", 12000}};
+  int64_t default_model_memory_mib = 8000;  // a model name matching no rule
+  bool operator==(const RequirementsPolicy&) const = default;
+};
+
+enum class PlacementStrategy { kMostIdle, kBestFit, kFirstFit, kWorstFit, kScore };
+enum class AffinityMode { kPreferred, kRequired };
+
+// A preference for nodes whose nvidia.com/gpu.product contains `product` (seed 004).
+struct GpuTypePreference {
+  std::string product;  // case-insensitive substring: "A100"
+  int weight = 1;       // 1..100, a preferred scheduling term's weight
+  bool operator==(const GpuTypePreference&) const = default;
+};
+
+struct PlacementPolicy {
+  bool enabled = true;
+  PlacementStrategy strategy = PlacementStrategy::kMostIdle;
+  AffinityMode affinity = AffinityMode::kPreferred;
+  int preferred_weight = 100;  // weight of the kubernetes.io/hostname preference
+  // Idle GPU (seed 000): utilisation below this and memory used below that.
+  double idle_max_utilization_percent = 30;
+  double idle_max_memory_percent = 50;
+  // Seed 001's score: memory_weight x free-memory ratio + idle_weight x idle ratio.
+  double score_memory_weight = 0.6;
+  double score_idle_weight = 0.4;
+  std::vector<GpuTypePreference> gpu_types;
+  bool operator==(const PlacementPolicy&) const = default;
+};
+
+// What every GPU pod (and template) gets, whatever else is decided (seed 004).
+struct WorkerDefaults {
+  std::vector<Toleration> tolerations;  // added when missing, e.g. nvidia.com/gpu=true:NoSchedule
+  std::string shm_size;                 // "2Gi": an in-memory /dev/shm; "" for none
+  bool operator==(const WorkerDefaults&) const = default;
+};
+
+struct Policy {
+  std::string annotation_prefix = "gpuadmit.io";
+  FailureMode failure_mode = FailureMode::kOpen;
+  std::vector<std::string> exempt_namespaces = {"kube-system"};
+  std::vector<CustomWorkload> workloads;
+  MigPolicy mig;
+  SharingPolicy sharing;
+  RequirementsPolicy requirements;
+  PlacementPolicy placement;
+  WorkerDefaults worker_defaults;
+
+  // "<prefix>/<name>", the key of an annotation gpuadmit writes.
+  std::string Annotation(std::string_view name) const;
+  // The keys gpuadmit reads for `name`: its own, then the seeds' alias
+  // ("gpu-autoscaler.io/<name>"), first present wins.
+  std::vector<std::string> InputKeys(std::string_view name) const;
+  bool IsExempt(std::string_view ns) const;
+
+  bool operator==(const Policy&) const = default;
+};
+
+// One problem in a policy file; line and column are 1-based (0 when unknown).
+struct PolicyIssue {
+  int line = 0;
+  int column = 0;
+  std::string message;
+};
+
+// Parses and validates a policy document. Every unknown key, wrong type and bad value is
+// reported, not just the first. An empty document is the default policy.
+Result<Policy, std::vector<PolicyIssue>> ParsePolicy(std::string_view yaml_text);
+
+}  // namespace gpuadmit

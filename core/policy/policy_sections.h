@@ -1,0 +1,46 @@
+// The readers of the policy's sections, one per top-level key (docs/policy.md): each reads its
+// YAML node into the section's struct (core/policy.h), reporting every problem to the
+// validator. ParsePolicy (core/policy.cc) calls them; not a public API of the core library.
+//
+//   ReadSharing(root["sharing"], "sharing", validator, policy.sharing);
+//
+// `path` is the section's dotted name for messages. A reader leaves defaults in place for keys
+// that are absent; the struct is only meaningful when the validator recorded no issue.
+//
+// Thread safety: pure functions over their arguments.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "core/policy/policy.h"
+#include "core/policy/policy_validator.h"
+
+namespace gpuadmit {
+
+// workloads: custom resources and the JSON pointers to their pod specs (policy_sections.cc).
+void ReadWorkloads(const YAML::Node& node, const std::string& path, PolicyValidator& v,
+                   std::vector<CustomWorkload>& out);
+
+// mig: fallback switch, what to do when nothing smaller is free, extra products, chains.
+void ReadMig(const YAML::Node& node, const std::string& path, PolicyValidator& v, MigPolicy& out);
+
+// requirements: GPU count from parallelism, GPU memory from the model name.
+void ReadRequirements(const YAML::Node& node, const std::string& path, PolicyValidator& v,
+                      RequirementsPolicy& out);
+
+// workerDefaults: tolerations and /dev/shm for every GPU pod.
+void ReadWorkerDefaults(const YAML::Node& node, const std::string& path, PolicyValidator& v,
+                        WorkerDefaults& out);
+
+// sharing: the modes allowed, seed 002's default flow and the rules (policy_sharing.cc).
+void ReadSharing(const YAML::Node& node, const std::string& path, PolicyValidator& v,
+                 SharingPolicy& out);
+
+// placement: node choice, affinity and GPU type preferences (policy_placement.cc).
+void ReadPlacement(const YAML::Node& node, const std::string& path, PolicyValidator& v,
+                   PlacementPolicy& out);
+
+}  // namespace gpuadmit

@@ -1,0 +1,164 @@
+// The sharing section of the policy: which modes gpuadmit may choose, seed 002's default flow,
+// and the rules that pick a mode for the pods they select.
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <limits>
+#include <optional>
+
+#include "core/policy/policy_sections.h"
+
+namespace gpuadmit {
+namespace {
+
+// Seed 002's workload types, as the workload-type annotation or label names them.
+constexpr std::string_view kWorkloadTypes[] = {"training", "inference", "serving", "development",
+                                               "batch"};
+
+// {min, max}: GPU counts (whole numbers) or GPU memory sizes, each bound inclusive and optional.
+void ReadRange(PolicyValidator& v, const YAML::Node& node, const std::string& path, bool memory,
+               std::optional<int64_t>& min, std::optional<int64_t>& max) {
+  auto bound = [&v, memory](std::optional<int64_t>* out) {
+    return [&v, memory, out](const YAML::Node& n, const std::string& p) {
+      int64_t value = 0;
+      bool ok = memory ? v.MemoryMib(n, p, value)
+                       : v.Int(n, p, int64_t{0}, std::numeric_limits<int64_t>::max(), value);
+      if (ok) *out = value;
+    };
+  };
+  v.Map(node, path, {{"min", bound(&min)}, {"max", bound(&max)}});
+  if (min && max && *min > *max) v.Report(node, path + ".min must not be more than its max");
+}
+
+void ReadSelector(PolicyValidator& v, const YAML::Node& node, const std::string& path,
+                  SharingSelector& out) {
+  v.Map(node, path,
+        {{"namespaces",
+          [&](const YAML::Node& n, const std::string& p) {
+            v.List(n, p, [&](const YAML::Node& item, const std::string& at) {
+              std::string ns;
+              if (!v.String(item, at, ns)) return;
+              if (!IsDnsLabel(ns)) {
+                v.Report(item, at + " must be a namespace name, not \"" + ns + "\"");
+                return;
+              }
+              out.namespaces.push_back(std::move(ns));
+            });
+          }},
+         {"podLabels",
+          [&](const YAML::Node& n, const std::string& p) {
+            v.Entries(
+                n, p, [&](const YAML::Node& key, const YAML::Node& value, const std::string& at) {
+                  const std::string& name = key.Scalar();
+                  if (!IsLabelKey(name)) {
+                    v.Report(key, p + " key \"" + name + "\" must be a label key such as team");
+                  }
+                  std::string text;
+                  if (!v.String(value, at, text)) return;
+                  if (!IsLabelValue(text)) {
+                    v.Report(value, at + " must be a label value, not \"" + text + "\"");
+                    return;
+                  }
+                  out.pod_labels.emplace(name, std::move(text));
+                });
+          }},
+         {"workloadTypes",
+          [&](const YAML::Node& n, const std::string& p) {
+            v.List(n, p, [&](const YAML::Node& item, const std::string& at) {
+              std::string type;
+              if (!v.String(item, at, type)) return;
+              if (std::find(std::begin(kWorkloadTypes), std::end(kWorkloadTypes), type) ==
+                  std::end(kWorkloadTypes)) {
+                v.Report(item, at +
+                                   " must be one of training, inference, serving, development, "
+                                   "batch, not \"" +
+                                   type + "\"");
+                return;
+              }
+              out.workload_types.push_back(std::move(type));
+            });
+          }},
+         {"gpus",
+          [&](const YAML::Node& n, const std::string& p) {
+            ReadRange(v, n, p, /*memory=*/false, out.min_gpus, out.max_gpus);
+          }},
+         {"gpuMemory", [&](const YAML::Node& n, const std::string& p) {
+            ReadRange(v, n, p, /*memory=*/true, out.min_memory_mib, out.max_memory_mib);
+          }}});
+}
+
+void ReadRule(PolicyValidator& v, const YAML::Node& item, const std::string& at,
+              SharingRule& rule) {
+  bool mode_read = false;
+  YAML::Node mig_profile;  // a default Node is a defined null: track presence apart
+  bool has_mig_profile = false;
+  v.Map(item, at,
+        {{"name",
+          [&](const YAML::Node& n, const std::string& p) { v.NonEmptyString(n, p, rule.name); },
+          true},
+         {"priority", [&](const YAML::Node& n,
+                          const std::string& p) { v.Int(n, p, INT_MIN, INT_MAX, rule.priority); }},
+         {"match",
+          [&](const YAML::Node& n, const std::string& p) { ReadSelector(v, n, p, rule.match); }},
+         {"mode",
+          [&](const YAML::Node& n, const std::string& p) {
+            mode_read = v.Enum<SharingMode>(n, p,
+                                            {{"exclusive", SharingMode::kExclusive},
+                                             {"mig", SharingMode::kMig},
+                                             {"mps", SharingMode::kMps},
+                                             {"time-slicing", SharingMode::kTimeSlicing}},
+                                            rule.mode);
+          },
+          true},
+         {"migProfile", [&](const YAML::Node& n, const std::string& p) {
+            mig_profile = n;
+            has_mig_profile = true;
+            v.MigProfileName(n, p, rule.mig_profile);
+          }}});
+  if (mode_read && has_mig_profile && rule.mode != SharingMode::kMig) {
+    v.Report(mig_profile, at + ".migProfile is only for mode mig");
+  }
+}
+
+}  // namespace
+
+void ReadSharing(const YAML::Node& node, const std::string& path, PolicyValidator& v,
+                 SharingPolicy& out) {
+  v.Map(node, path,
+        {{"enabled", [&](const YAML::Node& n, const std::string& p) { v.Bool(n, p, out.enabled); }},
+         {"defaultFlow",
+          [&](const YAML::Node& n, const std::string& p) { v.Bool(n, p, out.default_flow); }},
+         {"migBelow",
+          [&](const YAML::Node& n, const std::string& p) { v.MemoryMib(n, p, out.mig_below_mib); }},
+         {"modes",
+          [&](const YAML::Node& n, const std::string& p) {
+            v.Map(n, p,
+                  {{"mig", [&](const YAML::Node& m,
+                               const std::string& mp) { v.Bool(m, mp, out.enable_mig); }},
+                   {"mps", [&](const YAML::Node& m,
+                               const std::string& mp) { v.Bool(m, mp, out.enable_mps); }},
+                   {"timeSlicing", [&](const YAML::Node& m, const std::string& mp) {
+                      v.Bool(m, mp, out.enable_time_slicing);
+                    }}});
+          }},
+         {"rules", [&](const YAML::Node& n, const std::string& p) {
+            out.rules.clear();
+            v.List(n, p, [&](const YAML::Node& item, const std::string& at) {
+              SharingRule rule;
+              ReadRule(v, item, at, rule);
+              auto first = std::find_if(out.rules.begin(), out.rules.end(),
+                                        [&](const SharingRule& o) { return o.name == rule.name; });
+              if (!rule.name.empty() && first != out.rules.end()) {
+                v.Report(item, at + ".name \"" + rule.name + "\" is already used by " + p + "[" +
+                                   std::to_string(first - out.rules.begin()) + "]");
+              }
+              out.rules.push_back(std::move(rule));
+            });
+            // Highest priority first; ties keep the file's order.
+            std::stable_sort(
+                out.rules.begin(), out.rules.end(),
+                [](const SharingRule& a, const SharingRule& b) { return a.priority > b.priority; });
+          }}});
+}
+
+}  // namespace gpuadmit

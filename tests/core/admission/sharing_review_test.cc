@@ -1,0 +1,155 @@
+// Stages 1 and 2 end to end through core::Review: the patch a sharing decision (and a GPU count
+// filled in or corrected before it) makes, applied with nlohmann's RFC 6902 implementation, and
+// the patched object reviewed again to prove it yields no further operations.
+#include <gtest/gtest.h>
+
+#include "core/admission/review.h"
+#include "tests/fakes/test_cluster.h"
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+using testing::AddSharedGpuNode;
+using testing::DemoCluster;
+using testing::PatchOf;
+using testing::ReadJsonFile;
+using testing::SnapshotOf;
+
+InventorySnapshot Cluster() {
+  json cluster = DemoCluster();
+  AddSharedGpuNode(cluster, "gpu-mps", "mps", 2, 4);
+  AddSharedGpuNode(cluster, "gpu-ts", "time-slicing", 2, 4);
+  return SnapshotOf(cluster);
+}
+
+// Placement is off so that the patches hold only what stages 1 and 2 decide.
+Policy SharingOnly(GpuCountAction count = GpuCountAction::kWarn) {
+  Policy p;
+  p.placement.enabled = false;
+  p.requirements.gpu_count = count;
+  return p;
+}
+
+// kubectl's whole-GPU Pod review with `container` (merged into container 0) and annotations.
+json WholeGpuReview(const json& container, const json& annotations = json::object()) {
+  json review = ReadJsonFile("tests/fixtures/gpu/kubectl-pod-whole-gpu.json");
+  json& pod = review["request"]["object"];
+  pod["spec"]["containers"][0].merge_patch(container);
+  if (!annotations.empty()) pod["metadata"]["annotations"] = annotations;
+  return review;
+}
+
+json Ops(const json& review, const InventorySnapshot& s, const Policy& p) {
+  auto r = Review(review.dump(), s, p);
+  EXPECT_TRUE(r.ok());
+  return PatchOf(json::parse(r.value().body)["response"]);
+}
+
+// Applies the patch, reviews the result again and expects no operations.
+json PatchedAndIdempotent(const json& review, const json& ops, const InventorySnapshot& s,
+                          const Policy& p) {
+  json again = review;
+  again["request"]["object"] = review["request"]["object"].patch(ops);
+  EXPECT_EQ(Ops(again, s, p), json::array());
+  return again["request"]["object"];
+}
+
+TEST(SharingReview, ASmallModelOnOneGpuMovesToTheSmallestMigProfileOnce) {
+  InventorySnapshot s = Cluster();
+  Policy p = SharingOnly();
+  json review = WholeGpuReview({{"args", {"vllm serve facebook/opt-125m"}}});
+  json ops = Ops(review, s, p);
+  EXPECT_EQ(ops, json::parse(R"([
+    {"op":"remove","path":"/spec/containers/0/resources/limits/nvidia.com~1gpu"},
+    {"op":"add","path":"/spec/containers/0/resources/limits/nvidia.com~1mig-1g.10gb","value":"1"},
+    {"op":"remove","path":"/spec/containers/0/resources/requests/nvidia.com~1gpu"},
+    {"op":"add","path":"/spec/containers/0/resources/requests/nvidia.com~1mig-1g.10gb","value":"1"},
+    {"op":"add","path":"/metadata/annotations","value":{
+      "gpuadmit.io/applied-sharing-mode":"mig",
+      "gpuadmit.io/original-request":"nvidia.com/gpu=1"}}
+  ])"));
+  PatchedAndIdempotent(review, ops, s, p);
+}
+
+TEST(SharingReview, AnInferencePodMovesToAnMpsNodeOnce) {
+  InventorySnapshot s = Cluster();
+  Policy p = SharingOnly();
+  json review = WholeGpuReview(json::object(), {{"gpu-autoscaler.io/workload-type", "inference"}});
+  json ops = Ops(review, s, p);
+  EXPECT_EQ(ops, json::parse(R"([
+    {"op":"remove","path":"/spec/containers/0/resources/limits/nvidia.com~1gpu"},
+    {"op":"add","path":"/spec/containers/0/resources/limits/nvidia.com~1gpu.shared","value":"1"},
+    {"op":"remove","path":"/spec/containers/0/resources/requests/nvidia.com~1gpu"},
+    {"op":"add","path":"/spec/containers/0/resources/requests/nvidia.com~1gpu.shared","value":"1"},
+    {"op":"add","path":"/spec/nodeSelector","value":{"nvidia.com/gpu.sharing-strategy":"mps"}},
+    {"op":"add","path":"/metadata/annotations/gpuadmit.io~1applied-sharing-mode","value":"mps"},
+    {"op":"add","path":"/metadata/annotations/gpuadmit.io~1original-request",
+     "value":"nvidia.com/gpu=1"}
+  ])"));
+  PatchedAndIdempotent(review, ops, s, p);
+}
+
+TEST(SharingReview, ADeploymentsTemplateIsRewrittenAndSteeredInPlace) {
+  InventorySnapshot s = Cluster();
+  Policy p = SharingOnly();
+  json review = ReadJsonFile("tests/fixtures/gpu/kubectl-deployment.json");
+  json& tmpl = review["request"]["object"]["spec"]["template"];
+  tmpl["spec"]["containers"][0]["resources"] = {{"limits", {{"nvidia.com/gpu", "1"}}},
+                                                {"requests", {{"nvidia.com/gpu", "1"}}}};
+  tmpl["metadata"]["labels"]["gpu-autoscaler.io/workload-type"] = "serving";
+  json ops = Ops(review, s, p);
+  json deployment = PatchedAndIdempotent(review, ops, s, p);
+  const json& patched = deployment["spec"]["template"];
+  EXPECT_EQ(patched["spec"]["nodeSelector"], json({{"nvidia.com/gpu.sharing-strategy", "mps"}}));
+  EXPECT_EQ(patched["spec"]["containers"][0]["resources"]["limits"],
+            json({{"nvidia.com/gpu.shared", "1"}}));
+  EXPECT_EQ(patched["metadata"]["annotations"]["gpuadmit.io/applied-sharing-mode"], "mps");
+}
+
+TEST(SharingReview, AFilledInCountIsSwappedInTheSamePatch) {
+  InventorySnapshot s = Cluster();
+  Policy p = SharingOnly(GpuCountAction::kFill);
+  json review = WholeGpuReview({{"args", {"vllm", "serve", "facebook/opt-125m", "--tp", "1"}}});
+  review["request"]["object"]["spec"]["containers"][0].erase("resources");
+  json ops = Ops(review, s, p);
+  json pod = PatchedAndIdempotent(review, ops, s, p);
+  EXPECT_EQ(pod["spec"]["containers"][0]["resources"],
+            json({{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}}));
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpuadmit.io/original-request"], "nvidia.com/gpu=1");
+}
+
+TEST(SharingReview, ACorrectedCountIsSwappedInTheSamePatch) {
+  InventorySnapshot s = Cluster();
+  Policy p = SharingOnly(GpuCountAction::kCorrect);
+  json review = WholeGpuReview(
+      {{"command", {"sh", "-c"}},
+       {"args", {"python3 -m sglang.launch_server --model-path m --tp-size 1"}},
+       {"resources",
+        {{"limits", {{"nvidia.com/gpu", "2"}}}, {"requests", {{"nvidia.com/gpu", "2"}}}}}},
+      // 40 GiB: too much for the MIG branch, which comes first.
+      {{"gpuadmit.io/workload-type", "development"}, {"gpuadmit.io/gpu-memory", "40Gi"}});
+  json ops = Ops(review, s, p);
+  json pod = PatchedAndIdempotent(review, ops, s, p);
+  EXPECT_EQ(pod["spec"]["containers"][0]["resources"],
+            json({{"limits", {{"nvidia.com/gpu.shared", "1"}}},
+                  {"requests", {{"nvidia.com/gpu.shared", "1"}}}}));
+  EXPECT_EQ(pod["spec"]["nodeSelector"],
+            json({{"nvidia.com/gpu.sharing-strategy", "time-slicing"}}));
+}
+
+TEST(SharingReview, ACorrectedMultiGpuCountStaysExclusiveAndIsIdempotent) {
+  InventorySnapshot s = Cluster();
+  Policy p = SharingOnly(GpuCountAction::kCorrect);
+  json review = WholeGpuReview({{"args", {"vllm", "serve", "meta-llama/Llama-3-70B", "-tp", "4"}}},
+                               {{"gpuadmit.io/workload-type", "inference"}});
+  json ops = Ops(review, s, p);
+  EXPECT_EQ(ops, json::parse(R"([
+    {"op":"add","path":"/spec/containers/0/resources/limits/nvidia.com~1gpu","value":"4"},
+    {"op":"add","path":"/spec/containers/0/resources/requests/nvidia.com~1gpu","value":"4"}
+  ])"));
+  PatchedAndIdempotent(review, ops, s, p);
+}
+
+}  // namespace
+}  // namespace gpuadmit

@@ -1,0 +1,159 @@
+#include "core/inventory/cluster_state.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "core/json/json_reader.h"
+#include "core/json/yaml_json.h"
+#include "tests/fakes/test_cluster.h"
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+
+constexpr char k2g[] = "nvidia.com/mig-2g.20gb";
+
+PodRecord Pod(std::string key, std::string node, int64_t count, bool terminal = false) {
+  PodRecord p;
+  p.key = std::move(key);
+  p.node = std::move(node);
+  p.need[k2g] = count;
+  p.terminal = terminal;
+  return p;
+}
+
+NodeFacts Node(std::string name, int64_t allocatable) {
+  NodeFacts n;
+  n.name = std::move(name);
+  n.ready = true;
+  n.allocatable[k2g] = allocatable;
+  return n;
+}
+
+TEST(ClusterState, PodsMoveTheirUsageAsTheyChangeAndGo) {
+  ClusterState state("gpuadmit.io/reservation");
+  state.UpsertNode(Node("n1", 4));
+  state.UpsertNode(Node("n2", 4));
+  state.UpsertPod(Pod("ns/a", "", 1));  // pending
+  EXPECT_EQ(Get(state.Snapshot(1).pending(), k2g), 1);
+  state.UpsertPod(Pod("ns/a", "n1", 1));  // bound
+  state.UpsertPod(Pod("ns/b", "n1", 2));
+  InventorySnapshot s = state.Snapshot(2);
+  EXPECT_EQ(s.FindNode("n1")->Free(k2g), 1);
+  EXPECT_TRUE(s.pending().empty());
+  state.UpsertPod(Pod("ns/b", "n1", 2, /*terminal=*/true));  // Succeeded frees its devices
+  state.DeletePod("ns/a");
+  EXPECT_EQ(state.Snapshot(3).FindNode("n1")->Free(k2g), 4);
+}
+
+TEST(ClusterState, NodesOfPodsNamedJoinsExporterPodNamesToTheirNodes) {
+  ClusterState state("gpuadmit.io/reservation");
+  state.UpsertNode(Node("gpu-a", 4));
+  state.UpsertNode(Node("gpu-b", 4));
+  state.UpsertPod(Pod("gpu-operator/nvidia-dcgm-exporter-s228n", "gpu-a", 0));
+  state.UpsertPod(Pod("gpu-operator/nvidia-dcgm-exporter-x9k2p", "gpu-b", 0));
+  state.UpsertPod(Pod("gpu-operator/nvidia-dcgm-exporter-pending", "", 0));  // not bound yet
+  state.UpsertPod(Pod("default/gpu-a", "gpu-b", 0));  // named like a node: the node wins
+  std::set<std::string, std::less<>> hosts = {"nvidia-dcgm-exporter-s228n",
+                                              "nvidia-dcgm-exporter-x9k2p",
+                                              "nvidia-dcgm-exporter-pending", "gpu-a", "unknown"};
+  EXPECT_EQ(state.NodesOfPodsNamed(hosts),
+            (std::map<std::string, std::string, std::less<>>{
+                {"nvidia-dcgm-exporter-s228n", "gpu-a"}, {"nvidia-dcgm-exporter-x9k2p", "gpu-b"}}));
+  EXPECT_TRUE(state.NodesOfPodsNamed({}).empty());
+}
+
+TEST(ClusterState, IndexesListNodesMostFreeFirst) {
+  ClusterState state("gpuadmit.io/reservation");
+  state.UpsertNode(Node("a", 4));
+  state.UpsertNode(Node("b", 8));
+  state.UpsertNode(Node("c", 4));
+  state.UpsertPod(Pod("ns/x", "c", 3));
+  InventorySnapshot s = state.Snapshot(1);
+  std::vector<std::string> order;
+  for (const NodeInventory* n : s.NodesOffering(k2g)) order.push_back(n->name());
+  EXPECT_EQ(order, (std::vector<std::string>{"b", "a", "c"}));
+  EXPECT_TRUE(s.NodesOffering("nvidia.com/gpu").empty());
+}
+
+TEST(ClusterState, AReplaceAfterRelistDropsWhatIsGone) {
+  ClusterState state("gpuadmit.io/reservation");
+  state.UpsertNode(Node("old", 4));
+  state.UpsertPod(Pod("ns/gone", "old", 1));
+  state.ReplaceNodes({Node("new", 2)});
+  state.ReplacePods({Pod("ns/kept", "new", 1)});
+  InventorySnapshot s = state.Snapshot(1);
+  ASSERT_EQ(s.nodes().size(), 1u);
+  EXPECT_EQ(s.FindNode("new")->Free(k2g), 1);
+  EXPECT_EQ(s.pod_count(), 1u);
+}
+
+TEST(ClusterState, PodsCarryingAReservationKeyAreReportedOnceWhenTheyArrive) {
+  ClusterState state("gpuadmit.io/reservation");
+  PodRecord p = Pod("ns/a", "", 1);
+  p.reservation = "uid-1";
+  state.UpsertPod(p);
+  state.UpsertPod(p);  // a MODIFIED event: not a second arrival
+  EXPECT_EQ(state.TakeArrivedReservations(), std::vector<std::string>{"uid-1"});
+  EXPECT_TRUE(state.TakeArrivedReservations().empty());
+}
+
+TEST(ReadPod, ReadsARealPodThroughTheFieldTrie) {
+  std::string text =
+      testing::ReadSourceFile("tests/fixtures/pods/pod-runai-reservation-nvidia-gpu-1.yaml");
+  auto doc = YamlToJson(text);
+  ASSERT_TRUE(doc.ok());
+  std::string compact = doc.value().dump();
+  JsonReadOptions options;
+  options.keep = &PodFields();
+  auto trimmed = ParseJson(compact, options);
+  ASSERT_TRUE(trimmed.ok()) << trimmed.error().message;
+  EXPECT_FALSE(trimmed.value()["spec"].contains("volumes"));
+  EXPECT_FALSE(trimmed.value()["spec"]["containers"][0].contains("image"));
+  PodRecord full = ReadPod(doc.value(), "gpuadmit.io/reservation");
+  PodRecord lean = ReadPod(trimmed.value(), "gpuadmit.io/reservation");
+  EXPECT_EQ(lean.key, full.key);
+  EXPECT_EQ(lean.node, full.node);
+  EXPECT_EQ(lean.need, (ResourceList{{"nvidia.com/gpu", 1}}));
+  EXPECT_EQ(lean.need, full.need);
+  EXPECT_EQ(lean.terminal, full.terminal);
+}
+
+TEST(ReadPod, APendingPodPinnedToOneNodeSaysWhich) {
+  json pod = json::parse(R"({"metadata":{"namespace":"ns","name":"ds-1"},"spec":{"affinity":{
+    "nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+    {"matchFields":[{"key":"metadata.name","operator":"In","values":["gpu-small"]}]}]}}},
+    "containers":[{"name":"c","resources":{"limits":{"nvidia.com/gpu":"1"}}}]}})");
+  PodRecord p = ReadPod(pod, "gpuadmit.io/reservation");
+  EXPECT_EQ(p.key, "ns/ds-1");
+  EXPECT_EQ(p.wanted_node, "gpu-small");
+  ClusterState state("gpuadmit.io/reservation");
+  state.UpsertPod(p);
+  EXPECT_EQ(Get(state.Snapshot(1).pending_by_node().at("gpu-small"), "nvidia.com/gpu"), 1);
+}
+
+}  // namespace
+}  // namespace gpuadmit
+
+namespace gpuadmit {
+namespace {
+
+TEST(ReadNode, ReadsGpuFeatureDiscoveryLabelsOfARealMigNode) {
+  auto node = YamlToJson(testing::ReadSourceFile(
+      "tests/fixtures/nodes/a100-sxm4-40gb-mig-mixed-3x1g.5gb-1x2g.10gb-kubectl-edit.yaml"));
+  ASSERT_TRUE(node.ok());
+  NodeFacts n = ReadNode(node.value());
+  EXPECT_EQ(n.gpu.product, "NVIDIA-A100-SXM4-40GB");
+  EXPECT_EQ(n.gpu.count, 1);
+  EXPECT_EQ(n.gpu.memory_mib, 40960);
+  EXPECT_EQ(n.gpu.mig_strategy, "mixed");
+  EXPECT_TRUE(n.gpu.mig_capable);
+  EXPECT_EQ(n.gpu.mig_counts,
+            (ResourceList{{"nvidia.com/mig-1g.5gb", 3}, {"nvidia.com/mig-2g.10gb", 1}}));
+}
+
+}  // namespace
+}  // namespace gpuadmit

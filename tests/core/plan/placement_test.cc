@@ -1,0 +1,503 @@
+// Plan stage 4, placement: each strategy on one cluster, idle thresholds, no metrics, ties,
+// required and preferred affinity, claims on the chosen node, GPU-type preferences, worker
+// defaults, templates, opt-outs, and the explained trail (seeds 000, 001, 002, 004).
+#include "core/plan/placement.h"
+
+#include <gtest/gtest.h>
+
+#include "core/plan/node_ranking.h"
+#include "tests/fakes/test_cluster.h"
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+using testing::AddBoundPods;
+using testing::DcgmGpu;
+using testing::GpuNode;
+using testing::ListOf;
+using testing::MetricsOf;
+using testing::SnapshotOf;
+
+constexpr char kGpu[] = "nvidia.com/gpu";
+
+json GpuPodSpec(int gpus, json extra = json::object()) {
+  json spec = {{"containers",
+                {{{"name", "main"},
+                  {"image", "cuda"},
+                  {"resources", {{"limits", {{kGpu, std::to_string(gpus)}}}}}}}}};
+  spec.update(extra);
+  return spec;
+}
+
+// Runs the placement stage alone on what the pod asks as written.
+Decision Place(const PodRequest& pod, const PlanContext& context, bool opted_out = false) {
+  PlanState state{pod.needs.containers, pod.needs.effective};
+  state.opted_out = opted_out;
+  Decision d;
+  PlanPlacement(pod, context, state, d);
+  return d;
+}
+
+json TermsOf(const std::vector<PreferredTerm>& terms) {
+  json out = json::array();
+  for (const PreferredTerm& t : terms) {
+    json expressions = json::array();
+    for (const NodeSelectorRequirement& r : t.requirements) {
+      expressions.push_back({{"key", r.key}, {"operator", r.op}, {"values", r.values}});
+    }
+    out.push_back({{"weight", t.weight}, {"expressions", expressions}});
+  }
+  return out;
+}
+
+json HostPreference(const std::string& node, int weight = 100) {
+  return json::array(
+      {{{"weight", weight},
+        {"expressions",
+         {{{"key", "kubernetes.io/hostname"}, {"operator", "In"}, {"values", {node}}}}}}});
+}
+
+// gpu-01 has 1 free GPU, gpu-02 3 of 4, gpu-03 8 of 8, gpu-04 4 of 8, gpu-05 2 of 8, gpu-06 2 of 2.
+json StrategyCluster() {
+  json cluster = ListOf({GpuNode("gpu-01", 8), GpuNode("gpu-02", 4), GpuNode("gpu-03", 8),
+                         GpuNode("gpu-04", 8), GpuNode("gpu-05", 8), GpuNode("gpu-06", 2)});
+  AddBoundPods(cluster, "gpu-01", kGpu, 7);
+  AddBoundPods(cluster, "gpu-02", kGpu, 1);
+  AddBoundPods(cluster, "gpu-04", kGpu, 4);
+  AddBoundPods(cluster, "gpu-05", kGpu, 6);
+  return cluster;
+}
+
+// gpu-03's eight GPUs are busy although no pod holds them; gpu-04's four allocated ones are busy
+// and its other four idle; one of gpu-02's is busy. gpu-01, gpu-05 and gpu-06 report nothing.
+std::string StrategyMetrics() {
+  std::string text;
+  for (int g = 0; g < 8; ++g) text += DcgmGpu("gpu-03", g, 90, 11000, 4000);
+  for (int g = 0; g < 4; ++g) text += DcgmGpu("gpu-04", g, 85, 10000, 5000);
+  for (int g = 4; g < 8; ++g) text += DcgmGpu("gpu-04", g, 0, 150, 14850);
+  text += DcgmGpu("gpu-02", 0, 95, 13500, 1500);
+  for (int g = 1; g < 4; ++g) text += DcgmGpu("gpu-02", g, 0, 0, 15000);
+  return text;
+}
+
+TEST(Placement, EachStrategyPicksItsOwnNodeOfTheSameCluster) {
+  InventorySnapshot s = SnapshotOf(StrategyCluster());
+  ClusterGpuMetrics metrics = MetricsOf(StrategyMetrics());
+  json spec = GpuPodSpec(2);
+  PodRequest pod = PodRequest::From("default", "Pod default/train", spec, nullptr, true);
+  struct Case {
+    PlacementStrategy strategy;
+    const ClusterGpuMetrics* metrics;
+    std::string node;
+  } cases[] = {
+      // Idle and free: gpu-04 has 4, gpu-02 3, gpu-03 none (busy), gpu-05 and gpu-06 2.
+      {PlacementStrategy::kMostIdle, &metrics, "gpu-04"},
+      // Without metrics every GPU is idle: the most free.
+      {PlacementStrategy::kMostIdle, nullptr, "gpu-03"},
+      {PlacementStrategy::kBestFit, &metrics, "gpu-05"},   // 2 free: none left; before gpu-06
+      {PlacementStrategy::kFirstFit, &metrics, "gpu-02"},  // gpu-01 has too few
+      {PlacementStrategy::kWorstFit, &metrics, "gpu-03"},
+      // 0.6 x free memory + 0.4 x idle/allocatable: gpu-06 1.0, gpu-02 0.765, gpu-05 0.7.
+      {PlacementStrategy::kScore, &metrics, "gpu-06"},
+      // Without metrics memory is all free: gpu-03 and gpu-06 both score 1.0; the name decides.
+      {PlacementStrategy::kScore, nullptr, "gpu-03"},
+  };
+  for (const Case& c : cases) {
+    Policy policy;
+    policy.placement.strategy = c.strategy;
+    Decision d = Place(pod, {s, policy, c.metrics});
+    std::string label = std::string(StrategyName(c.strategy)) + (c.metrics ? "" : " no metrics");
+    EXPECT_EQ(TermsOf(d.preferred), HostPreference(c.node)) << label;
+    EXPECT_TRUE(d.required.empty()) << label;
+    const NodeInventory* node = s.FindNode(c.node);
+    EXPECT_EQ(d.claims, (std::vector<Claim>{{c.node, kGpu, 2, node->Free(kGpu)}})) << label;
+    EXPECT_TRUE(d.warnings.empty()) << label;
+  }
+}
+
+TEST(Placement, IdleThresholdsComeFromThePolicy) {
+  json cluster = ListOf({GpuNode("gpu-a", 8), GpuNode("gpu-b", 8)});
+  std::string text;
+  for (int g = 0; g < 8; ++g) text += DcgmGpu("gpu-a", g, 25, 6750, 8250);  // 25 %, 45 % memory
+  for (int g = 0; g < 4; ++g) text += DcgmGpu("gpu-b", g, 5, 0, 15000);
+  for (int g = 4; g < 8; ++g) text += DcgmGpu("gpu-b", g, 60, 0, 15000);
+  InventorySnapshot s = SnapshotOf(cluster);
+  ClusterGpuMetrics metrics = MetricsOf(text);
+  json spec = GpuPodSpec(1);
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  struct Case {
+    double max_utilization;
+    double max_memory;
+    std::string node;
+  } cases[] = {
+      {30, 50, "gpu-a"},  // seed 000's: all 8 of gpu-a idle, 4 of gpu-b
+      {20, 50, "gpu-b"},  // gpu-a's 25 % is busy now
+      {30, 40, "gpu-b"},  // gpu-a's 45 % memory is busy now
+  };
+  for (const Case& c : cases) {
+    Policy policy;
+    policy.placement.idle_max_utilization_percent = c.max_utilization;
+    policy.placement.idle_max_memory_percent = c.max_memory;
+    Decision d = Place(pod, {s, policy, &metrics});
+    EXPECT_EQ(TermsOf(d.preferred), HostPreference(c.node))
+        << c.max_utilization << " " << c.max_memory;
+  }
+}
+
+TEST(Placement, ANodeWithoutMetricsCountsEveryGpuIdle) {
+  json cluster = ListOf({GpuNode("gpu-a", 8), GpuNode("gpu-b", 8)});
+  std::string text;
+  for (int g = 0; g < 8; ++g) text += DcgmGpu("gpu-a", g, 50, 100, 14900);
+  InventorySnapshot s = SnapshotOf(cluster);
+  ClusterGpuMetrics metrics = MetricsOf(text);
+  json spec = GpuPodSpec(1);
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  Decision d = Place(pod, {s, Policy{}, &metrics});
+  EXPECT_EQ(TermsOf(d.preferred), HostPreference("gpu-b"));
+}
+
+TEST(Placement, AtEqualIdleCountsTheLowerMeanUtilisationWins) {
+  json cluster = ListOf({GpuNode("gpu-a", 2), GpuNode("gpu-b", 2)});
+  std::string text = DcgmGpu("gpu-a", 0, 20, 0, 15000) + DcgmGpu("gpu-a", 1, 20, 0, 15000) +
+                     DcgmGpu("gpu-b", 0, 10, 0, 15000) + DcgmGpu("gpu-b", 1, 10, 0, 15000);
+  InventorySnapshot s = SnapshotOf(cluster);
+  ClusterGpuMetrics metrics = MetricsOf(text);
+  json spec = GpuPodSpec(2);
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  EXPECT_EQ(TermsOf(Place(pod, {s, Policy{}, &metrics}).preferred), HostPreference("gpu-b"));
+}
+
+TEST(Placement, TiesGoToTheFirstNodeByNameUnderEveryStrategy) {
+  json cluster = ListOf({GpuNode("gpu-c", 4), GpuNode("gpu-a", 4), GpuNode("gpu-b", 4)});
+  InventorySnapshot s = SnapshotOf(cluster);
+  json spec = GpuPodSpec(1);
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  for (PlacementStrategy strategy :
+       {PlacementStrategy::kMostIdle, PlacementStrategy::kBestFit, PlacementStrategy::kFirstFit,
+        PlacementStrategy::kWorstFit, PlacementStrategy::kScore}) {
+    Policy policy;
+    policy.placement.strategy = strategy;
+    EXPECT_EQ(TermsOf(Place(pod, {s, policy}).preferred), HostPreference("gpu-a"))
+        << StrategyName(strategy);
+  }
+}
+
+TEST(Placement, RequiredAffinityPinsWithARequirementInsteadOfAPreference) {
+  InventorySnapshot s = SnapshotOf(StrategyCluster());
+  json spec = GpuPodSpec(2);
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  Policy policy;
+  policy.placement.affinity = AffinityMode::kRequired;
+  Decision d = Place(pod, {s, policy});
+  EXPECT_TRUE(d.preferred.empty());
+  ASSERT_EQ(d.required.size(), 1u);
+  EXPECT_EQ(TermsOf({{0, d.required}}), HostPreference("gpu-03", 0));
+  EXPECT_EQ(d.claims, (std::vector<Claim>{{"gpu-03", kGpu, 2, 8}}));
+}
+
+TEST(Placement, ThePreferenceWeightComesFromThePolicy) {
+  InventorySnapshot s = SnapshotOf(StrategyCluster());
+  json spec = GpuPodSpec(2);
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  Policy policy;
+  policy.placement.preferred_weight = 30;
+  EXPECT_EQ(TermsOf(Place(pod, {s, policy}).preferred), HostPreference("gpu-03", 30));
+}
+
+TEST(Placement, OnlyNodesThePodMayRunOnAreCandidates) {
+  json cluster = StrategyCluster();
+  cluster["items"][2]["metadata"]["labels"]["pool"] = "other";  // gpu-03
+  InventorySnapshot s = SnapshotOf(cluster);
+  // gpu-03 is left out by the selector, gpu-04 by the required affinity.
+  json spec = GpuPodSpec(2, json::parse(R"({"nodeSelector": {"kubernetes.io/os": "linux"},
+    "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+      "nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "kubernetes.io/hostname", "operator": "NotIn", "values": ["gpu-04"]},
+        {"key": "pool", "operator": "DoesNotExist"}]}]}}}})"));
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  EXPECT_EQ(TermsOf(Place(pod, {s, Policy{}}).preferred), HostPreference("gpu-02"));
+}
+
+TEST(Placement, WhatEarlierStagesAddToThePodNarrowsTheCandidatesToo) {
+  json cluster = StrategyCluster();
+  cluster["items"][4]["metadata"]["labels"]["nvidia.com/gpu.sharing-strategy"] = "mps";  // gpu-05
+  cluster["items"][5]["metadata"]["labels"]["zone"] = "b";                               // gpu-06
+  InventorySnapshot s = SnapshotOf(cluster);
+  json spec = GpuPodSpec(2);
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  PlanState state{pod.needs.containers, pod.needs.effective};
+  Decision selected;
+  selected.node_selector = {{"nvidia.com/gpu.sharing-strategy", "mps"}};
+  PlanPlacement(pod, {s, Policy{}}, state, selected);
+  EXPECT_EQ(TermsOf(selected.preferred), HostPreference("gpu-05"));
+  Decision required;
+  required.required = {{"zone", "In", {"b"}, false}};
+  PlanPlacement(pod, {s, Policy{}}, state, required);
+  EXPECT_EQ(TermsOf(required.preferred), HostPreference("gpu-06"));
+}
+
+TEST(Placement, NoNodeThatCanTakeThePodMeansNoAffinityAndAWarning) {
+  json cluster = StrategyCluster();
+  InventorySnapshot s = SnapshotOf(cluster);
+  json spec = GpuPodSpec(9);
+  PodRequest pod = PodRequest::From("default", "Pod default/big", spec, nullptr, true);
+  Decision d = Place(pod, {s, Policy{}});
+  EXPECT_TRUE(d.preferred.empty());
+  EXPECT_TRUE(d.required.empty());
+  EXPECT_TRUE(d.claims.empty());
+  EXPECT_EQ(d.warnings, (std::vector<std::string>{
+                            "gpuadmit: Pod default/big: no node has 9 nvidia.com/gpu free that "
+                            "the pod may use; no node affinity added"}));
+  // An earlier stage that warned has said it already: one warning per problem.
+  PlanState state{pod.needs.containers, pod.needs.effective};
+  Decision warned;
+  warned.warnings = {"nvidia.com/gpu: free on no node"};
+  PlanPlacement(pod, {s, Policy{}}, state, warned);
+  EXPECT_EQ(warned.warnings, (std::vector<std::string>{"nvidia.com/gpu: free on no node"}));
+}
+
+TEST(Placement, ReservationsOfOtherAdmissionsCountAsTaken) {
+  json cluster = ListOf({GpuNode("gpu-a", 2), GpuNode("gpu-b", 1)});
+  InventorySnapshot s = SnapshotOf(cluster);
+  ReservationLedger ledger(std::chrono::seconds(30));
+  testing::LedgerReservations view(ledger);
+  json spec = GpuPodSpec(1);
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  std::vector<std::string> chosen;
+  for (int i = 0; i < 4; ++i) {
+    std::string key = "uid-" + std::to_string(i);
+    Decision d = Place(pod, {s, Policy{}, nullptr, &view, key});
+    if (d.claims.empty() || !view.Commit(key, "default/p" + key, d.claims)) {
+      chosen.push_back("-");
+      continue;
+    }
+    chosen.push_back(d.claims[0].node);
+  }
+  EXPECT_EQ(chosen, (std::vector<std::string>{"gpu-a", "gpu-a", "gpu-b", "-"}));
+}
+
+TEST(Placement, AMigPodIsCountedOnTheNodeItIsSteeredTo) {
+  // Demo cluster: 1g.10gb has 22 free on gpu-small, 3 on gpu-medium. The MIG stage counted
+  // the pod on the most free; best-fit steers it to gpu-medium, and the claim follows.
+  InventorySnapshot s = SnapshotOf(testing::DemoCluster());
+  json spec = {{"containers",
+                {{{"name", "m"}, {"resources", {{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}}}}}}};
+  PodRequest pod = PodRequest::From("default", "Pod default/m", spec, nullptr, true);
+  Policy policy;
+  policy.placement.strategy = PlacementStrategy::kBestFit;
+  PlanState state{pod.needs.containers, pod.needs.effective};
+  Decision d;
+  d.claims.push_back({"gpu-small", "nvidia.com/mig-1g.10gb", 1, 22});
+  PlanPlacement(pod, {s, policy}, state, d);
+  EXPECT_EQ(TermsOf(d.preferred), HostPreference("gpu-medium"));
+  EXPECT_EQ(d.claims, (std::vector<Claim>{{"gpu-medium", "nvidia.com/mig-1g.10gb", 1, 3}}));
+}
+
+TEST(Placement, TemplatesAreNeverPinnedToANode) {
+  InventorySnapshot s = SnapshotOf(StrategyCluster());
+  json spec = GpuPodSpec(2);
+  PodRequest deployment = PodRequest::From("default", "Deployment default/web", spec);
+  Decision d = Place(deployment, {s, Policy{}});
+  EXPECT_TRUE(d.preferred.empty());
+  EXPECT_TRUE(d.required.empty());
+  EXPECT_TRUE(d.claims.empty());
+  EXPECT_TRUE(d.warnings.empty());
+}
+
+TEST(Placement, PodsThatAskForNoGpuAreLeftAlone) {
+  InventorySnapshot s = SnapshotOf(StrategyCluster());
+  json spec = {{"containers", {{{"name", "web"}, {"image", "nginx"}}}}};
+  PodRequest pod = PodRequest::From("default", "Pod default/web", spec, nullptr, true);
+  Policy policy;
+  policy.worker_defaults.tolerations = {{"nvidia.com/gpu", "Equal", "true", "NoSchedule"}};
+  policy.worker_defaults.shm_size = "2Gi";
+  Decision d = Place(pod, {s, policy});
+  EXPECT_FALSE(d.Changes());
+  EXPECT_TRUE(d.trail.empty());
+}
+
+Policy Seed004Policy() {
+  Policy policy;
+  policy.placement.gpu_types = {{"A100", 100}, {"V100", 50}, {"H100", 10}};
+  policy.worker_defaults.tolerations = {{"nvidia.com/gpu", "Equal", "true", "NoSchedule"}};
+  policy.worker_defaults.shm_size = "2Gi";
+  return policy;
+}
+
+json Seed004Cluster() {
+  json a100 = GpuNode("gpu-a100", 8, "NVIDIA-A100-SXM4-40GB");
+  a100["spec"]["taints"] = {
+      {{"key", "nvidia.com/gpu"}, {"value", "true"}, {"effect", "NoSchedule"}}};
+  return ListOf({a100, GpuNode("gpu-v100", 4, "Tesla-V100-SXM2-16GB"),
+                 GpuNode("gpu-v100s", 4, "Tesla-V100S-PCIE-32GB")});
+}
+
+TEST(Placement, GpuTypesBecomeWeightedProductPreferencesForPodsAndTemplates) {
+  InventorySnapshot s = SnapshotOf(Seed004Cluster());
+  Policy policy = Seed004Policy();
+  json spec = GpuPodSpec(1);
+  json want = json::parse(R"([
+    {"weight": 100, "expressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
+                                     "values": ["NVIDIA-A100-SXM4-40GB"]}]},
+    {"weight": 50, "expressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
+                                    "values": ["Tesla-V100-SXM2-16GB", "Tesla-V100S-PCIE-32GB"]}]}
+  ])");
+  Decision for_template = Place(PodRequest::From("default", "Job default/j", spec), {s, policy});
+  EXPECT_EQ(TermsOf(for_template.preferred), want);
+  // A Pod gets them too, then its node. The added toleration makes the tainted A100 node a
+  // candidate, and the most free.
+  Decision for_pod =
+      Place(PodRequest::From("default", "Pod default/p", spec, nullptr, true), {s, policy});
+  want.push_back(HostPreference("gpu-a100")[0]);
+  EXPECT_EQ(TermsOf(for_pod.preferred), want);
+}
+
+TEST(Placement, WorkerTolerationsAreAddedOnlyWhereNoneCoversThem) {
+  InventorySnapshot s = SnapshotOf(Seed004Cluster());
+  Policy policy = Seed004Policy();
+  struct Case {
+    std::string tolerations;
+    bool added;
+  } cases[] = {
+      {R"([])", true},
+      {R"([{"key": "nvidia.com/gpu", "operator": "Equal", "value": "true", "effect": "NoSchedule"}])",
+       false},
+      {R"([{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])", false},
+      {R"([{"key": "nvidia.com/gpu", "operator": "Exists"}])", false},
+      {R"([{"operator": "Exists"}])", false},
+      {R"([{"operator": "Exists", "effect": "NoSchedule"}])", false},
+      {R"([{"key": "nvidia.com/gpu", "value": "true", "effect": "NoExecute"}])", true},
+      {R"([{"key": "nvidia.com/gpu", "value": "yes", "effect": "NoSchedule"}])", true},
+      {R"([{"key": "other", "operator": "Exists"}])", true},
+  };
+  for (const Case& c : cases) {
+    json spec = GpuPodSpec(1, {{"tolerations", json::parse(c.tolerations)}});
+    Decision d =
+        Place(PodRequest::From("default", "Pod default/p", spec, nullptr, true), {s, policy});
+    EXPECT_EQ(d.tolerations.size(), c.added ? 1u : 0u) << c.tolerations;
+  }
+}
+
+TEST(Placement, ShmIsAskedOnlyWhenAGpuContainerLacksOne) {
+  InventorySnapshot s = SnapshotOf(Seed004Cluster());
+  Policy policy = Seed004Policy();
+  json bare = GpuPodSpec(1);
+  json mounted = bare;
+  mounted["containers"][0]["volumeMounts"] = {{{"name", "shm"}, {"mountPath", "/dev/shm"}}};
+  json sidecar_mounted = mounted;  // the GPU-less sidecar's mount does not count
+  sidecar_mounted["containers"][0].erase("volumeMounts");
+  sidecar_mounted["containers"].push_back(
+      {{"name", "log"}, {"volumeMounts", {{{"name", "shm"}, {"mountPath", "/dev/shm"}}}}});
+  EXPECT_EQ(Place(PodRequest::From("d", "Pod d/p", bare, nullptr, true), {s, policy}).shm_size,
+            "2Gi");
+  EXPECT_EQ(Place(PodRequest::From("d", "Pod d/p", mounted, nullptr, true), {s, policy}).shm_size,
+            "");
+  EXPECT_EQ(
+      Place(PodRequest::From("d", "Pod d/p", sidecar_mounted, nullptr, true), {s, policy}).shm_size,
+      "2Gi");
+}
+
+TEST(Placement, OptOutsKeepTheWorkerDefaultsAndSkipWhatTheyTurnOff) {
+  InventorySnapshot s = SnapshotOf(Seed004Cluster());
+  json spec = GpuPodSpec(1);
+  json off = {{"annotations", {{"gpuadmit.io/node-selection", "false"}}}};
+  json alias_off = {{"labels", {{"gpu-autoscaler.io/node-selection", "false"}}}};
+  struct Case {
+    std::string name;
+    const json* metadata;
+    bool opted_out;
+    bool placement_enabled;
+    size_t preferred;  // GPU types (2) and hostname (1)
+  } cases[] = {
+      {"default", nullptr, false, true, 3},
+      {"node-selection annotation", &off, false, true, 2},
+      {"node-selection label alias", &alias_off, false, true, 2},
+      {"optimize false", nullptr, true, true, 0},
+      {"placement disabled", nullptr, false, false, 0},
+  };
+  for (const Case& c : cases) {
+    Policy policy = Seed004Policy();
+    policy.placement.enabled = c.placement_enabled;
+    Decision d =
+        Place(PodRequest::From("d", "Pod d/p", spec, c.metadata, true), {s, policy}, c.opted_out);
+    EXPECT_EQ(d.preferred.size(), c.preferred) << c.name;
+    EXPECT_EQ(d.claims.size(), c.preferred == 3 ? 1u : 0u) << c.name;
+    EXPECT_EQ(d.tolerations.size(), 1u) << c.name;
+    EXPECT_EQ(d.shm_size, "2Gi") << c.name;
+  }
+}
+
+TEST(Placement, APodsEarlierHostnameChoiceIsKeptWhileItStillFits) {
+  InventorySnapshot s = SnapshotOf(StrategyCluster());
+  // gpu-05 would not be chosen (most-idle picks gpu-03), but the pod already prefers it.
+  json spec = GpuPodSpec(2, json::parse(R"({"affinity": {"nodeAffinity": {
+    "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "preference": {
+      "matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                            "values": ["gpu-05"]}]}}]}}})"));
+  PodRequest pod = PodRequest::From("d", "Pod d/p", spec, nullptr, true);
+  EXPECT_EQ(TermsOf(Place(pod, {s, Policy{}}).preferred), HostPreference("gpu-05"));
+  // gpu-01 has too few free: a new choice.
+  spec["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+      ["preference"]["matchExpressions"][0]["values"][0] = "gpu-01";
+  PodRequest moved = PodRequest::From("d", "Pod d/p", spec, nullptr, true);
+  EXPECT_EQ(TermsOf(Place(moved, {s, Policy{}}).preferred), HostPreference("gpu-03"));
+}
+
+TEST(Placement, ABoundPodIsNotSteered) {
+  InventorySnapshot s = SnapshotOf(StrategyCluster());
+  json spec = GpuPodSpec(2, {{"nodeName", "gpu-05"}});
+  Decision d = Place(PodRequest::From("d", "Pod d/p", spec, nullptr, true), {s, Policy{}});
+  EXPECT_TRUE(d.preferred.empty());
+  EXPECT_TRUE(d.claims.empty());
+}
+
+TEST(Placement, TheExplainedTrailIsSeedZerosNodeSelectionBlock) {
+  InventorySnapshot s = SnapshotOf(StrategyCluster());
+  ClusterGpuMetrics metrics = MetricsOf(StrategyMetrics());
+  json spec = GpuPodSpec(2);
+  PodRequest pod = PodRequest::From("default", "Pod default/train", spec, nullptr, true);
+  Policy policy;
+  PlanContext context{s, policy, &metrics};
+  context.explain = true;
+  EXPECT_EQ(Place(pod, context).trail,
+            (std::vector<std::string>{
+                "=== GPU Node Selection ===",
+                "Looking for a node with 2 idle nvidia.com/gpu (most-idle, preferred affinity)...",
+                "  gpu-03: 8/8 free, idle 0, avg util 90.0%, avg mem 73.3% (ranked lower)",
+                "  gpu-04: 4/8 free, idle 4, avg util 42.5%, avg mem 33.8%",
+                "  4 more nodes offer nvidia.com/gpu, not examined: none could rank higher or fit",
+                "Selected node 'gpu-04': 4/8 free, idle 4, avg util 42.5%, avg mem 33.8%",
+                "  affinity kubernetes.io/hostname In [gpu-04], preferred, weight 100",
+                "  counts on 2 nvidia.com/gpu of gpu-04", "=========================="}));
+  context.explain = false;
+  EXPECT_EQ(Place(pod, context).trail,
+            (std::vector<std::string>{
+                "placement (most-idle): gpu-04 for 2 nvidia.com/gpu, 2 of 6 nodes weighed; "
+                "kubernetes.io/hostname In [gpu-04], preferred, weight 100"}));
+}
+
+TEST(Placement, NodesThatCannotTakeThePodSayWhyWhenExplained) {
+  json cluster =
+      ListOf({GpuNode("gpu-a", 4), GpuNode("gpu-b", 4), GpuNode("gpu-c", 4), GpuNode("gpu-d", 4)});
+  cluster["items"][0]["spec"]["unschedulable"] = true;
+  cluster["items"][1]["spec"]["taints"] = {{{"key", "dedicated"}, {"effect", "NoSchedule"}}};
+  for (int i : {0, 1, 3}) cluster["items"][i]["metadata"]["labels"]["pool"] = "b";
+  InventorySnapshot s = SnapshotOf(cluster);
+  json spec = GpuPodSpec(1, {{"nodeSelector", {{"pool", "b"}}}});
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  Policy policy;
+  PlanContext context{s, policy};
+  context.explain = true;
+  std::vector<std::string> trail = Place(pod, context).trail;
+  ASSERT_GE(trail.size(), 6u);
+  EXPECT_EQ(std::vector<std::string>(trail.begin() + 2, trail.begin() + 6),
+            (std::vector<std::string>{"  gpu-a: cannot take it: cordoned",
+                                      "  gpu-b: cannot take it: taint dedicated:NoSchedule "
+                                      "not tolerated",
+                                      "  gpu-c: cannot take it: nodeSelector pool differs",
+                                      "  gpu-d: 4/4 free, idle 4, no metrics"}));
+}
+
+}  // namespace
+}  // namespace gpuadmit

@@ -1,0 +1,132 @@
+#include "webhook/admission/admission_handler.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "tests/fakes/test_cluster.h"
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+
+class AdmissionHandlerTest : public ::testing::Test {
+ protected:
+  AdmissionHandlerTest() : log_(LogLevel::kError), handler_(log_, metrics_) {
+    handler_.SetPolicy(std::make_shared<const Policy>());
+    handler_.SetSnapshot(
+        std::make_shared<const InventorySnapshot>(testing::SnapshotOf(testing::DemoCluster())));
+  }
+
+  Logger log_;
+  Metrics metrics_;
+  AdmissionHandler handler_;
+};
+
+TEST_F(AdmissionHandlerTest, TransportRulesGiveTheirStatusAndAOneLineJsonReason) {
+  std::string good = testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json");
+  struct Case {
+    std::string content_type;
+    std::string body;
+    int status;
+    std::string error;
+  } cases[] = {
+      {"application/json", "", 400, "empty body"},
+      {"application/json", std::string(kMaxReviewBody + 1, ' '), 413, "body larger than 7 MiB"},
+      {"text/plain", good, 415, "content type \"text/plain\" is not application/json"},
+      {"", good, 415, "content type \"\" is not application/json"},
+      {"application/json", "{", 400, "invalid JSON at byte 1: Missing a name for object member."},
+  };
+  for (const Case& c : cases) {
+    HandlerAnswer a = handler_.Handle(c.content_type, c.body);
+    EXPECT_EQ(a.status, c.status) << c.error;
+    EXPECT_EQ(json::parse(a.body), json({{"error", c.error}}));
+  }
+  EXPECT_EQ(metrics_.Value(Counter::kBadRequests), 2u);
+  EXPECT_EQ(metrics_.Value(Counter::kPayloadTooLarge), 1u);
+  EXPECT_EQ(metrics_.Value(Counter::kUnsupportedMedia), 2u);
+}
+
+TEST_F(AdmissionHandlerTest, JsonContentTypeMayCarryParametersAndAnyCase) {
+  EXPECT_TRUE(IsJsonContentType("application/json"));
+  EXPECT_TRUE(IsJsonContentType("application/json; charset=utf-8"));
+  EXPECT_TRUE(IsJsonContentType("Application/JSON;charset=UTF-8"));
+  EXPECT_FALSE(IsJsonContentType("application/jsonx"));
+  EXPECT_FALSE(IsJsonContentType("application/yaml"));
+}
+
+TEST_F(AdmissionHandlerTest, ReviewsAreAnsweredAndCountedByOutcome) {
+  HandlerAnswer a = handler_.Handle("application/json",
+                                    testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"));
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(json::parse(a.body)["response"]["allowed"], true);
+  handler_.Handle("application/json",
+                  testing::ReadSourceFile("tests/fixtures/bad/object-wrong-type.json"));
+  // Patched: 2g.20gb is free, and placement prefers gpu-medium, the node offering it.
+  EXPECT_EQ(metrics_.Value(Counter::kReviewsPatched), 1u);
+  EXPECT_EQ(metrics_.Value(Counter::kReviewsFailOpen), 1u);
+  EXPECT_NE(metrics_.Render().find("gpuadmit_admission_reviews_total{outcome=\"fail_open\"} 1\n"),
+            std::string::npos);
+}
+
+TEST_F(AdmissionHandlerTest, ReadyOnlyOncePolicyAndInventoryAreLoaded) {
+  Logger log(LogLevel::kError);
+  Metrics metrics;
+  AdmissionHandler fresh(log, metrics);
+  EXPECT_FALSE(fresh.Ready());
+  fresh.SetPolicy(std::make_shared<const Policy>());
+  EXPECT_FALSE(fresh.Ready());
+  fresh.SetSnapshot(std::make_shared<const InventorySnapshot>());
+  EXPECT_TRUE(fresh.Ready());
+}
+
+// The node a whole-GPU pod's answer prefers ("" when it prefers none), and its trail.
+std::pair<std::string, std::vector<std::string>> PreferredNode(AdmissionHandler& handler) {
+  HandlerAnswer a = handler.Handle(
+      "application/json", testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod-whole-gpu.json"));
+  EXPECT_EQ(a.status, 200);
+  for (const json& op : testing::PatchOf(json::parse(a.body)["response"])) {
+    if (op["path"] != "/spec/affinity") continue;
+    return {op["value"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+              ["preference"]["matchExpressions"][0]["values"][0]
+                  .get<std::string>(),
+            a.trail};
+  }
+  return {"", a.trail};
+}
+
+TEST(AdmissionHandlerGpuMetrics, PlacementReadsTheMetricsSetLast) {
+  Logger log(LogLevel::kError);
+  Metrics metrics;
+  AdmissionHandler handler(log, metrics);
+  auto policy = std::make_shared<Policy>();
+  policy->sharing.enabled = false;  // the pod's whole GPU, as asked
+  handler.SetPolicy(policy);
+  handler.SetSnapshot(std::make_shared<const InventorySnapshot>(testing::SnapshotOf(
+      testing::ListOf({testing::GpuNode("gpu-a", 2), testing::GpuNode("gpu-b", 2)}))));
+  // No metrics: both nodes' GPUs count as idle; the name decides.
+  EXPECT_EQ(PreferredNode(handler).first, "gpu-a");
+  // gpu-a's two GPUs are busy: gpu-b has the idle ones.
+  handler.SetGpuMetrics(std::make_shared<const ClusterGpuMetrics>(
+      testing::MetricsOf(testing::DcgmGpu("gpu-a", 0, 97, 14000, 1000) +
+                         testing::DcgmGpu("gpu-a", 1, 88, 9000, 6000))));
+  auto [node, trail] = PreferredNode(handler);
+  EXPECT_EQ(node, "gpu-b");
+  // Debug logging is off: the trail names the choice without explaining every node.
+  EXPECT_EQ(trail, (std::vector<std::string>{
+                       "placement (most-idle): gpu-b for 1 nvidia.com/gpu, 2 of 2 nodes weighed; "
+                       "kubernetes.io/hostname In [gpu-b], preferred, weight 100"}));
+  handler.SetExplain(true);
+  trail = PreferredNode(handler).second;
+  EXPECT_NE(std::find(trail.begin(), trail.end(),
+                      "  gpu-a: 2/2 free, idle 0, avg util 92.5%, avg mem 76.7% (ranked lower)"),
+            trail.end());
+  handler.SetGpuMetrics(nullptr);
+  EXPECT_EQ(PreferredNode(handler).first, "gpu-a");
+}
+
+}  // namespace
+}  // namespace gpuadmit

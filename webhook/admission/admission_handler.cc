@@ -1,0 +1,129 @@
+#include "webhook/admission/admission_handler.h"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <exception>
+#include <nlohmann/json.hpp>
+
+#include "core/admission/admission.h"
+#include "core/admission/review.h"
+
+namespace gpuadmit {
+namespace {
+
+std::string ErrorBody(std::string_view reason) {
+  return nlohmann::json({{"error", reason}})
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Counter CounterFor(AdmissionOutcome::Kind kind, FailureMode mode) {
+  switch (kind) {
+    case AdmissionOutcome::Kind::kAllow:
+      return Counter::kReviewsAllowed;
+    case AdmissionOutcome::Kind::kPatch:
+      return Counter::kReviewsPatched;
+    case AdmissionOutcome::Kind::kDeny:
+      return Counter::kReviewsDenied;
+    case AdmissionOutcome::Kind::kError:
+      return mode == FailureMode::kOpen ? Counter::kReviewsFailOpen : Counter::kReviewsFailClosed;
+  }
+  return Counter::kReviewsAllowed;
+}
+
+constexpr std::string_view OutcomeName(AdmissionOutcome::Kind kind) {
+  switch (kind) {
+    case AdmissionOutcome::Kind::kAllow:
+      return "allow";
+    case AdmissionOutcome::Kind::kPatch:
+      return "patch";
+    case AdmissionOutcome::Kind::kDeny:
+      return "deny";
+    case AdmissionOutcome::Kind::kError:
+      return "error";
+  }
+  return "";
+}
+
+}  // namespace
+
+bool IsJsonContentType(std::string_view content_type) {
+  std::string_view media = content_type.substr(0, content_type.find(';'));
+  while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
+  while (!media.empty() && media.front() == ' ') media.remove_prefix(1);
+  constexpr std::string_view kJson = "application/json";
+  return media.size() == kJson.size() &&
+         std::equal(media.begin(), media.end(), kJson.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         });
+}
+
+HandlerAnswer AdmissionHandler::Reject(int status, Counter counter, std::string reason) {
+  metrics_.Inc(counter);
+  log_.Warn("request rejected", {{"status", std::to_string(status)}, {"reason", reason}});
+  return {status, ErrorBody(reason)};
+}
+
+HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::string_view body) {
+  if (body.empty()) return Reject(400, Counter::kBadRequests, "empty body");
+  if (body.size() > kMaxReviewBody) {
+    return Reject(413, Counter::kPayloadTooLarge, "body larger than 7 MiB");
+  }
+  if (!IsJsonContentType(content_type)) {
+    return Reject(415, Counter::kUnsupportedMedia,
+                  "content type \"" + std::string(content_type) + "\" is not application/json");
+  }
+  std::shared_ptr<const Policy> policy = policy_.load();
+  std::shared_ptr<const InventorySnapshot> snapshot = snapshot_.load();
+  static const Policy kDefaultPolicy;
+  static const InventorySnapshot kEmptySnapshot;
+  const Policy& p = policy ? *policy : kDefaultPolicy;
+
+  auto start = std::chrono::steady_clock::now();
+  try {
+    bool stale = stale_ && stale_();
+    std::shared_ptr<const ClusterGpuMetrics> gpu_metrics = gpu_metrics_.load();
+    // Per-node explanations cost string work on every GPU pod: only for debug logs or --explain.
+    ReviewContext context{snapshot ? *snapshot : kEmptySnapshot, p, gpu_metrics.get(),
+                          reservations_, stale};
+    context.explain = explain_ || log_.Enabled(LogLevel::kDebug);
+    auto answer = Review(body, context);
+    if (!answer.ok()) return Reject(400, Counter::kBadRequests, answer.error().message);
+    metrics_.ObserveReview(std::chrono::steady_clock::now() - start);
+    ReviewAnswer& a = answer.value();
+    metrics_.Inc(CounterFor(a.kind, p.failure_mode));
+    if (a.skipped_stale) {
+      metrics_.Inc(Counter::kSkippedStale);
+      log_.Warn("GPU decision skipped: inventory stale", {{"uid", a.uid}, {"object", a.summary}});
+    }
+    LogLevel level = a.kind == AdmissionOutcome::Kind::kAllow ? LogLevel::kDebug : LogLevel::kInfo;
+    if (a.kind == AdmissionOutcome::Kind::kError) level = LogLevel::kWarn;
+    if (log_.Enabled(level)) {
+      std::string trail;
+      for (const std::string& step : a.trail) {
+        if (!trail.empty()) trail += "; ";
+        trail += step;
+      }
+      log_.Log(level, "review",
+               {{"uid", a.uid},
+                {"object", a.summary},
+                {"outcome", OutcomeName(a.kind)},
+                {"trail", trail}});
+    }
+    return {200, std::move(a.body), "application/json", std::move(a.trail)};
+  } catch (const std::exception& e) {
+    // Review catches what its own decisions throw; this is the last line, for what escapes
+    // encoding or allocation. Answer by the failure mode when the uid can still be read.
+    metrics_.Inc(Counter::kHandlerPanics);
+    log_.Error("review failed", {{"error", e.what()}});
+    auto request = DecodeAdmissionReview(body);
+    if (!request.ok()) return {500, ErrorBody("internal error")};
+    metrics_.Inc(CounterFor(AdmissionOutcome::Kind::kError, p.failure_mode));
+    return {200,
+            EncodeAdmissionResponse(
+                request.value(), AdmissionOutcome::Fail(std::string("internal error: ") + e.what()),
+                p.failure_mode)};
+  }
+}
+
+}  // namespace gpuadmit

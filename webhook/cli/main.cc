@@ -1,0 +1,65 @@
+// gpuadmit: a Kubernetes mutating admission webhook that places GPU workloads.
+// main only dispatches to a subcommand; every part is built inside the subcommand.
+#include <cstring>
+#include <iostream>
+#include <string_view>
+
+#include "webhook/cli/commands.h"
+
+namespace {
+
+constexpr std::string_view kUsage =
+    R"(gpuadmit: a Kubernetes mutating admission webhook for GPU workloads
+
+Usage:
+  gpuadmit serve   --policy FILE --tls-cert FILE --tls-key FILE [--client-ca FILE]
+                   [--listen 0.0.0.0:8443] [--metrics-listen HOST:PORT]
+                   [--cluster FILE | --kubeconfig FILE [--context NAME] | (in-cluster)]
+                   [--prometheus URL | --dcgm-file FILE]
+                   [--log-level debug|info|warn|error] [--max-connections 1024] [--workers N]
+  gpuadmit review  --policy FILE --cluster FILE [--dcgm-file FILE] [--explain] [REVIEW.json | -]
+  gpuadmit check-policy FILE
+  gpuadmit inventory [--cluster FILE | --kubeconfig FILE [--context NAME]]
+                     [--prometheus URL | --dcgm-file FILE] [-o table|json]
+  gpuadmit --help | COMMAND --help | version
+
+  --cluster FILE      what `kubectl get nodes,pods -A -o json` prints (JSON or YAML); without it
+                      serve and inventory watch the API (--kubeconfig, else in-cluster)
+  --metrics-listen    plain HTTP for GET /metrics, /healthz and /readyz (they are also on --listen)
+  --workers N         event loops (default: one per CPU the process may use)
+  review              prints exactly what serve answers for the same body; --explain writes the
+                      decision trail (the GPU node selection block) to stderr
+
+Exit codes: 0 ok; 1 policy invalid or review refused (HTTP 4xx); 2 usage; 3 file, TLS or port error.
+More: README.md, docs/policy.md.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+      std::strcmp(argv[1], "help") == 0) {
+    std::cout << kUsage;
+    return argc < 2 ? gpuadmit::kExitUsage : gpuadmit::kExitOk;
+  }
+  std::string_view command = argv[1];
+  if (command == "--version" || command == "version") {
+    std::cout << "gpuadmit " << GPUADMIT_VERSION << "\n";
+    return gpuadmit::kExitOk;
+  }
+  int sub_argc = argc - 2;
+  char** sub_argv = argv + 2;
+  // `gpuadmit serve --help` and the like: the usage, before a "--" ends the flags.
+  for (int i = 0; i < sub_argc && std::strcmp(sub_argv[i], "--") != 0; ++i) {
+    if (std::strcmp(sub_argv[i], "--help") == 0 || std::strcmp(sub_argv[i], "-h") == 0) {
+      std::cout << kUsage;
+      return gpuadmit::kExitOk;
+    }
+  }
+  if (command == "serve") return gpuadmit::ServeCommand(sub_argc, sub_argv);
+  if (command == "review") return gpuadmit::ReviewCommand(sub_argc, sub_argv);
+  if (command == "check-policy") return gpuadmit::CheckPolicyCommand(sub_argc, sub_argv);
+  if (command == "inventory") return gpuadmit::InventoryCommand(sub_argc, sub_argv);
+  std::cerr << "gpuadmit: unknown command \"" << command << "\"\n" << kUsage;
+  return gpuadmit::kExitUsage;
+}

@@ -1,0 +1,29 @@
+#include "webhook/kube/kube_source.h"
+
+#include <utility>
+
+namespace gpuadmit {
+
+Result<KubeSource> StartKubeSource(const KubeConfig& config, const Clock& clock, Logger& log,
+                                   AdmissionHandler& handler, SharedLedger& ledger,
+                                   KubeInventoryOptions options) {
+  KubeSource s;
+  auto nodes = KubeClient::Create(config);
+  if (!nodes.ok()) return nodes.error();
+  auto pods = KubeClient::Create(config);
+  if (!pods.ok()) return pods.error();
+  s.nodes_client = std::move(nodes).value();
+  s.pods_client = std::move(pods).value();
+  s.inventory = std::make_unique<KubeInventory>(
+      *s.nodes_client, *s.pods_client, clock, log, std::move(options),
+      [&handler](std::shared_ptr<const InventorySnapshot> snapshot) {
+        handler.SetSnapshot(std::move(snapshot));
+      },
+      &ledger);
+  handler.SetStalenessCheck([inventory = s.inventory.get()] { return inventory->Stale(); });
+  s.inventory->Start();
+  log.Info("watching the Kubernetes API for nodes and pods", {{"server", config.server}});
+  return s;
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,41 @@
+#include "webhook/sources/policy_file_source.h"
+
+#include <algorithm>
+
+#include "webhook/sources/config_files.h"
+
+namespace gpuadmit {
+
+PolicyFileSource::PolicyFileSource(std::string path, Publish publish, Metrics& metrics, Logger& log,
+                                   std::chrono::milliseconds interval)
+    : path_(std::move(path)),
+      publish_(std::move(publish)),
+      metrics_(metrics),
+      log_(log),
+      reloader_(path_, interval, [this] { Load(/*initial=*/false); }) {}
+
+bool PolicyFileSource::Load(bool initial) {
+  auto policy = LoadPolicyFile(path_);
+  if (!policy.ok()) {
+    error_ = policy.error().message;
+    if (!initial) {
+      metrics_.Inc(Counter::kPolicyReloadFailures);
+      std::string first = error_.substr(0, error_.find('\n'));
+      size_t count = static_cast<size_t>(std::count(error_.begin(), error_.end(), '\n')) + 1;
+      log_.Warn("policy reload failed; keeping the last good policy",
+                {{"file", path_}, {"error", first}, {"issues", std::to_string(count)}});
+    }
+    return false;
+  }
+  error_.clear();
+  publish_(std::make_shared<const Policy>(std::move(policy).value()));
+  if (!initial) metrics_.Inc(Counter::kPolicyReloads);
+  log_.Info(initial ? "policy loaded" : "policy reloaded", {{"file", path_}});
+  return true;
+}
+
+void PolicyFileSource::Start() { reloader_.Start(); }
+
+bool PolicyFileSource::CheckNow() { return reloader_.CheckNow(); }
+
+}  // namespace gpuadmit

@@ -1,0 +1,121 @@
+#include "webhook/telemetry/log.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <limits>
+
+namespace gpuadmit {
+namespace {
+
+constexpr std::string_view kLevelNames[] = {"debug", "info", "warn", "error"};
+
+// Quotes a value when it holds spaces, quotes, '=' or control characters. Runs of plain bytes
+// are copied whole: a review's trail is a few hundred of them.
+void AppendValue(std::string& line, std::string_view value) {
+  auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20; };
+  bool quoted = value.empty() || std::any_of(value.begin(), value.end(), [&](char c) {
+                  return c == ' ' || c == '"' || c == '=' || control(c);
+                });
+  if (!quoted) {
+    line += value;
+    return;
+  }
+  line += '"';
+  size_t run = 0;  // start of the bytes not yet copied
+  for (size_t i = 0; i < value.size(); ++i) {
+    char c = value[i];
+    if (c != '"' && c != '\\' && !control(c)) continue;
+    line.append(value, run, i - run);
+    run = i + 1;
+    if (c == '\n') {
+      line += "\\n";
+    } else if (control(c)) {
+      line += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      line += '\\';
+      line += c;
+    }
+  }
+  line.append(value, run);
+  line += '"';
+}
+
+}  // namespace
+
+void AppendLogTimestamp(std::string& out, std::chrono::system_clock::time_point t) {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  thread_local std::time_t cached_second = std::numeric_limits<std::time_t>::min();
+  thread_local char second_text[std::size("2026-11-21T14:00:00")];
+  seconds second = std::chrono::floor<seconds>(t.time_since_epoch());
+  auto millis = std::chrono::duration_cast<milliseconds>(t.time_since_epoch() - second).count();
+  if (second.count() != cached_second) {
+    std::time_t whole = second.count();
+    std::tm utc{};
+    gmtime_r(&whole, &utc);
+    std::strftime(second_text, sizeof second_text, "%Y-%m-%dT%H:%M:%S", &utc);
+    cached_second = whole;
+  }
+  char fraction[] = {'.', static_cast<char>('0' + millis / 100),
+                     static_cast<char>('0' + millis / 10 % 10),
+                     static_cast<char>('0' + millis % 10), 'Z'};
+  out.append(second_text, std::size(second_text) - 1);
+  out.append(fraction, std::size(fraction));
+}
+
+bool ParseLogLevel(std::string_view text, LogLevel& out) {
+  for (size_t i = 0; i < std::size(kLevelNames); ++i) {
+    if (kLevelNames[i] == text) {
+      out = static_cast<LogLevel>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Logger::Log(LogLevel level, std::string_view message, Fields fields) {
+  if (!Enabled(level)) return;
+  std::string line;
+  line.reserve(96 + message.size());
+  AppendLogTimestamp(line, std::chrono::system_clock::now());
+  line += " level=";
+  line += kLevelNames[static_cast<int>(level)];
+  line += " msg=";
+  AppendValue(line, message);
+  for (const auto& [key, value] : fields) {
+    line += ' ';
+    line += key;
+    line += '=';
+    AppendValue(line, value);
+  }
+  line += '\n';
+  std::lock_guard<std::mutex> lock(mu_);
+  if (hold_.count() == 0) {
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    return;
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (held_.empty()) oldest_ = now;
+  held_ += line;
+  if (level >= LogLevel::kWarn || held_.size() >= kMaxHeld || now - oldest_ >= hold_) {
+    WriteHeld();
+  }
+}
+
+void Logger::Flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  WriteHeld();
+}
+
+void Logger::WriteHeld() {
+  if (held_.empty()) return;
+  std::fwrite(held_.data(), 1, held_.size(), stderr);  // stderr is unbuffered: one write
+  held_.clear();
+  if (held_.capacity() > 2 * kMaxHeld) held_.shrink_to_fit();
+}
+
+}  // namespace gpuadmit

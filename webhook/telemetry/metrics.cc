@@ -1,0 +1,98 @@
+#include "webhook/telemetry/metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
+namespace gpuadmit {
+namespace {
+
+struct CounterInfo {
+  Counter counter;
+  std::string_view name;
+  std::string_view labels;
+  std::string_view help;
+};
+
+// The one table of counters. Series sharing a name are rendered under one HELP/TYPE header.
+constexpr CounterInfo kCounters[] = {
+    {Counter::kReviewsAllowed, "gpuadmit_admission_reviews_total", R"(outcome="allow")",
+     "AdmissionReviews answered, by outcome."},
+    {Counter::kReviewsPatched, "gpuadmit_admission_reviews_total", R"(outcome="patch")", ""},
+    {Counter::kReviewsDenied, "gpuadmit_admission_reviews_total", R"(outcome="deny")", ""},
+    {Counter::kReviewsFailOpen, "gpuadmit_admission_reviews_total", R"(outcome="fail_open")", ""},
+    {Counter::kReviewsFailClosed, "gpuadmit_admission_reviews_total", R"(outcome="fail_closed")",
+     ""},
+    {Counter::kBadRequests, "gpuadmit_http_rejected_total", R"(code="400")",
+     "Requests refused before review, by HTTP status."},
+    {Counter::kPayloadTooLarge, "gpuadmit_http_rejected_total", R"(code="413")", ""},
+    {Counter::kUnsupportedMedia, "gpuadmit_http_rejected_total", R"(code="415")", ""},
+    {Counter::kOverCapacity, "gpuadmit_http_rejected_total", R"(code="503")", ""},
+    {Counter::kHandlerPanics, "gpuadmit_handler_exceptions_total", "",
+     "Exceptions that escaped a review and were answered by the failure mode."},
+    {Counter::kSkippedStale, "gpuadmit_decisions_skipped_stale_total", "",
+     "GPU decisions skipped because the inventory watch was down past the staleness limit."},
+    {Counter::kClusterReloadFailures, "gpuadmit_cluster_file_reload_failures_total", "",
+     "Changed --cluster files that could not be loaded; the last good inventory stayed."},
+    {Counter::kPolicyReloads, "gpuadmit_policy_reloads_total", "",
+     "Changed --policy files that validated and took effect."},
+    {Counter::kPolicyReloadFailures, "gpuadmit_policy_reload_failures_total", "",
+     "Changed --policy files that did not validate; the last good policy stayed."},
+    {Counter::kCertReloads, "gpuadmit_certificate_reloads_total", "",
+     "Changed serving certificate files that loaded; new handshakes present them."},
+    {Counter::kCertReloadFailures, "gpuadmit_certificate_reload_failures_total", "",
+     "Changed serving certificate files that were refused (unreadable, key mismatch, outside "
+     "their validity); the last good pair stayed."},
+    {Counter::kSnapshots, "gpuadmit_inventory_snapshots_total", "",
+     "Inventory snapshots handed to decisions: one per batch of watch events, relist or cluster "
+     "file load."},
+};
+
+}  // namespace
+
+void Metrics::ObserveReview(std::chrono::nanoseconds took) {
+  double seconds = std::chrono::duration<double>(took).count();
+  size_t i = 0;
+  while (i < kBuckets.size() && seconds > kBuckets[i]) ++i;
+  buckets_[i].fetch_add(1, std::memory_order_relaxed);
+  review_nanos_.fetch_add(static_cast<uint64_t>(took.count()), std::memory_order_relaxed);
+}
+
+std::string Metrics::Render() const {
+  std::string out;
+  std::string_view last_name;
+  for (const CounterInfo& c : kCounters) {
+    if (c.name != last_name) {
+      out += fmt::format("# HELP {} {}\n# TYPE {} counter\n", c.name, c.help, c.name);
+      last_name = c.name;
+    }
+    out += c.labels.empty() ? fmt::format("{} {}\n", c.name, Value(c.counter))
+                            : fmt::format("{}{{{}}} {}\n", c.name, c.labels, Value(c.counter));
+  }
+  constexpr std::string_view kHist = "gpuadmit_review_duration_seconds";
+  out += fmt::format("# HELP {} Time to decode, plan, patch and encode one review.\n", kHist);
+  out += fmt::format("# TYPE {} histogram\n", kHist);
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < kBuckets.size(); ++i) {
+    cumulative += buckets_[i].load(std::memory_order_relaxed);
+    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", kHist, kBuckets[i], cumulative);
+  }
+  cumulative += buckets_[kBuckets.size()].load(std::memory_order_relaxed);
+  out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n", kHist, cumulative);
+  out += fmt::format("{}_sum {}\n", kHist, review_nanos_.load(std::memory_order_relaxed) / 1e9);
+  out += fmt::format("{}_count {}\n", kHist, cumulative);
+  return out;
+}
+
+bool IsProbePath(std::string_view path) {
+  return std::find(kProbePaths.begin(), kProbePaths.end(), path) != kProbePaths.end();
+}
+
+ProbeAnswer AnswerProbe(std::string_view path, bool ready, const Metrics& metrics) {
+  if (path == "/metrics") return {200, "text/plain; version=0.0.4", metrics.Render()};
+  if (path == "/healthz") return {200, "text/plain", "ok\n"};
+  return {ready ? 200 : 503, "text/plain", ready ? "ready\n" : "not ready\n"};
+}
+
+}  // namespace gpuadmit
