@@ -14,23 +14,13 @@
 #include <string_view>
 #include <vector>
 
+#include "core/kube/group_version_kind.h"
+#include "core/policy/failure_mode.h"
 #include "core/result.h"
 
 namespace gpuadmit {
 
 enum class Operation { kCreate, kUpdate, kDelete, kConnect };
-
-struct GroupVersionKind {
-  std::string group;
-  std::string version;
-  std::string kind;
-};
-
-struct GroupVersionResource {
-  std::string group;
-  std::string version;
-  std::string resource;
-};
 
 struct AdmissionRequest {
   std::string api_version;  // echoed in the answer: "admission.k8s.io/v1" or ".../v1beta1"
@@ -79,8 +69,6 @@ struct AdmissionOutcome {
                                std::vector<std::string> warnings = {});
   static AdmissionOutcome Fail(std::string message);
 };
-
-enum class FailureMode { kOpen, kClosed };
 
 // The apiserver's limits on warnings: each at most 256 characters, all together at most 4 KiB.
 inline constexpr size_t kMaxWarningLength = 256;

@@ -15,11 +15,24 @@
 #include <string>
 #include <vector>
 
-#include "core/admission/admission.h"
-#include "core/policy/policy.h"
+#include "core/kube/group_version_kind.h"
 #include "core/result.h"
 
 namespace gpuadmit {
+
+// A custom resource whose pod specs gpuadmit plans (built-in kinds need no entry).
+// Example, an OME InferenceService: group ome.io, kind InferenceService, podSpecs /spec/engine
+// and /spec/decoder, gpuContainer runner.
+struct CustomWorkload {
+  std::string group;                   // API group, "" for the core group
+  std::string kind;                    // e.g. "InferenceService"
+  std::vector<std::string> pod_specs;  // JSON pointers (RFC 6901) to pod-spec-shaped objects
+  // A field of each pod spec holding one container object (OME's `runner`); "" when the GPU
+  // containers are the usual `containers` list.
+  std::string gpu_container;
+  std::string metadata = "/metadata";  // JSON pointer to the metadata the annotations go to
+  bool operator==(const CustomWorkload&) const = default;
+};
 
 struct PodSpecLocation {
   nlohmann::json::json_pointer spec;  // e.g. /spec/template/spec

@@ -3,8 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/plan/command_line.h"
 #include "core/json/json_fields.h"
+#include "core/kube/quantity.h"
+#include "core/plan/command_line.h"
 #include "core/plan/model_memory.h"
 #include "core/plan/parallelism.h"
 

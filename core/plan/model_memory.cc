@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/kube/quantity.h"
-
 namespace gpuadmit {
 namespace {
 
@@ -19,24 +17,7 @@ bool EqualAt(std::string_view text, size_t at, std::string_view pattern) {
   return true;
 }
 
-constexpr int64_t kMiB = int64_t{1} << 20;
-
 }  // namespace
-
-Result<int64_t> ParseMemoryMib(std::string_view text) {
-  std::string quantity(text);
-  bool bytes = !quantity.empty() && std::isalpha(static_cast<unsigned char>(quantity.back()));
-  // "16GB", "16GiB": people write bytes so; Kubernetes quantities do not.
-  if (quantity.size() > 2 && (quantity.back() == 'B' || quantity.back() == 'b') &&
-      std::string_view("kMGTPEi").find(quantity[quantity.size() - 2]) != std::string_view::npos) {
-    quantity.pop_back();
-  }
-  auto milli = ParseQuantityMilli(quantity);
-  if (!milli.ok()) return Error{"\"" + std::string(text) + "\" is not a memory quantity"};
-  if (milli.value() <= 0) return Error{"\"" + std::string(text) + "\" is not positive"};
-  int64_t per_mib = bytes ? kMiB * 1000 : 1000;
-  return (milli.value() + per_mib - 1) / per_mib;
-}
 
 bool ModelNameMatches(std::string_view model, std::string_view pattern) {
   if (pattern.empty() || pattern.size() > model.size()) return false;

@@ -2,7 +2,6 @@
 // "16G", or bare MiB "16000"), else seed 001's heuristic on the model's name (70B/65B -> 20,000
 // MiB, 13B/7B -> 12,000 MiB, any other model 8,000 MiB; the policy's requirements.model_memory).
 //
-//   ParseMemoryMib("16Gi");                                   // 16384
 //   ModelNameMatches("Llama-2-7b-chat", "7b");                // true
 //   ModelNameMatches("Qwen1.5-17B", "7b");                    // false: 17B is not 7B
 //   ModelMemoryMib("meta-llama/Llama-3-70B", policy.requirements);  // {20000, "70b"}
@@ -15,14 +14,8 @@
 #include <string_view>
 
 #include "core/policy/policy.h"
-#include "core/result.h"
 
 namespace gpuadmit {
-
-// A GPU memory quantity in MiB, rounded up. A bare number is MiB; a Kubernetes suffix (Ki, Mi,
-// Gi, Ti, k, M, G, T) makes it bytes, and a trailing "B" after one ("16GB", "16GiB") is
-// accepted. Errors on anything else, and on zero.
-Result<int64_t> ParseMemoryMib(std::string_view text);
 
 // Whether `model` contains `pattern`, ignoring case. A pattern starting with a digit must start
 // at a number's start: "7b" matches "mistral-7b" and "mixtral-8x7b" but not "qwen-17b" or

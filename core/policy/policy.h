@@ -17,27 +17,14 @@
 #include <string_view>
 #include <vector>
 
-#include "core/admission/admission.h"
-#include "core/result.h"
 #include "core/kube/scheduling.h"
+#include "core/kube/workload.h"
+#include "core/policy/failure_mode.h"
+#include "core/result.h"
 
 namespace gpuadmit {
 
 enum class ExhaustedAction { kWarn, kDeny };
-
-// A custom resource whose pod specs gpuadmit plans (built-in kinds need no entry).
-// Example, an OME InferenceService: group ome.io, kind InferenceService, podSpecs /spec/engine
-// and /spec/decoder, gpuContainer runner.
-struct CustomWorkload {
-  std::string group;                   // API group, "" for the core group
-  std::string kind;                    // e.g. "InferenceService"
-  std::vector<std::string> pod_specs;  // JSON pointers (RFC 6901) to pod-spec-shaped objects
-  // A field of each pod spec holding one container object (OME's `runner`); "" when the GPU
-  // containers are the usual `containers` list.
-  std::string gpu_container;
-  std::string metadata = "/metadata";  // JSON pointer to the metadata the annotations go to
-  bool operator==(const CustomWorkload&) const = default;
-};
 
 // One MIG profile of a GPU product: its name ("2g.20gb") and how many fit on one GPU.
 struct MigCatalogProfile {
@@ -47,7 +34,7 @@ struct MigCatalogProfile {
 };
 
 // A GPU product's MIG profiles. `product` is matched against the node's nvidia.com/gpu.product
-// label (see core/mig_catalog.h for how).
+// label (see core/plan/mig_catalog.h for how).
 struct MigProductSpec {
   std::string product;
   std::vector<MigCatalogProfile> profiles;

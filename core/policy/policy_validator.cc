@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "core/kube/mig_resource.h"
-#include "core/plan/model_memory.h"
+#include "core/kube/quantity.h"
 
 namespace gpuadmit {
 namespace {

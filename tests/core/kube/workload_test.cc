@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/admission/admission.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace gpuadmit {

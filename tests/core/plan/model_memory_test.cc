@@ -5,29 +5,6 @@
 namespace gpuadmit {
 namespace {
 
-TEST(ParseMemoryMib, BareNumbersAreMibAndSuffixedOnesAreBytesRoundedUp) {
-  struct Case {
-    const char* text;
-    int64_t mib;
-  } cases[] = {
-      {"16000", 16000}, {"16Gi", 16384},  {"16GiB", 16384}, {"16G", 15259},  // 16e9 / 2^20
-      {"16GB", 15259},  {"512Mi", 512},   {"1M", 1},        {"20e3", 20000},
-      {"0.5Gi", 512},   {"1Ti", 1048576},
-  };
-  for (const Case& c : cases) {
-    auto r = ParseMemoryMib(c.text);
-    ASSERT_TRUE(r.ok()) << c.text;
-    EXPECT_EQ(r.value(), c.mib) << c.text;
-  }
-}
-
-TEST(ParseMemoryMib, RejectsWhatIsNotAPositiveQuantity) {
-  for (const char* bad : {"", "abc", "16 GB", "-1", "0", "0Gi", "16Xi", "GB"}) {
-    EXPECT_FALSE(ParseMemoryMib(bad).ok()) << bad;
-  }
-  EXPECT_EQ(ParseMemoryMib("abc").error().message, "\"abc\" is not a memory quantity");
-}
-
 TEST(ModelNameMatches, ASizeMatchesOnlyAtTheStartOfANumber) {
   struct Case {
     const char* model;
