@@ -5,10 +5,10 @@
 #include <benchmark/benchmark.h>
 
 #include "core/admission/admission.h"
-#include "core/policy/policy.h"
-#include "core/inventory/reservation_ledger.h"
 #include "core/admission/review.h"
 #include "core/admission/review_decode.h"
+#include "core/inventory/reservation_ledger.h"
+#include "core/policy/policy.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace gpuadmit {

@@ -1,6 +1,6 @@
 // gpuadmit_inventory_scale: the live inventory at the largest cluster Kubernetes supports (issue
 // 3, "Scale"). A child process renders 5,000 GPU nodes and 150,000 pods of about 4.5 KB
-// (bench/scale_cluster.h) and serves them over TLS as List pages of 500 and a pods watch stream;
+// (bench/scale/scale_cluster.h) and serves them over TLS as List pages of 500 and a pods watch stream;
 // this process runs the real client and inventory (KubeClient, KubeInventory) against it, so its
 // CPU time and RSS are gpuadmit's alone. Measured: initial sync (CPU and wall), RSS after sync,
 // watch events applied per second, the cost of ClusterState::Snapshot(), and the lookups a
@@ -35,11 +35,11 @@
 #include "bench/scale/process_probe.h"
 #include "bench/scale/scale_api_server.h"
 #include "bench/scale/scale_cluster.h"
+#include "core/admission/review.h"
 #include "core/inventory/cluster_state.h"
 #include "core/json/json_reader.h"
 #include "core/kube/kube_objects.h"
 #include "core/plan/planner.h"
-#include "core/admission/review.h"
 #include "tests/fakes/test_cluster.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/kube/kube_inventory.h"
@@ -341,7 +341,7 @@ void Report(const Options& o, const ScaleCluster& cluster, const std::string& ma
       "gpuadmit inventory at scale: %d nodes (%d GPUs), %d pods (%zu asking for GPUs, "
       "%d pending), %d watch events; server: %s\n",
       o.nodes, o.nodes * 8, o.pods, gpu_pods, o.pods * 3 / 100, o.events,
-      o.fake_server ? "tests/fakes FakeKubeApiServer" : "bench/scale_api_server.h");
+      o.fake_server ? "tests/fakes FakeKubeApiServer" : "bench/scale/scale_api_server.h");
   std::printf("machine: %s; gpuadmit commit %s\n\n", machine.c_str(), commit.c_str());
   std::printf("| measure | value | target | met |\n|---|---|---|---|\n");
   row("initial sync: CPU, gpuadmit process (user+sys)", Fixed(r.sync_cpu_s, 2) + " s",

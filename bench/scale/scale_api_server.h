@@ -1,4 +1,4 @@
-// ScaleApiServer: the Kubernetes API as bench/inventory_scale.cc needs it at 150,000 pods, over TLS
+// ScaleApiServer: the Kubernetes API as bench/scale/inventory_scale.cc needs it at 150,000 pods, over TLS
 // on 127.0.0.1 (port 0, a throw-away self-signed certificate that is also its CA). GET
 // /api/v1/nodes and /api/v1/pods with the bearer token checked: List pages served verbatim, the
 // page after a continue token found in a hash map (O(1) a page); `?watch=1` holds the stream open
@@ -83,7 +83,7 @@ struct ServeOptions {
   size_t watch_block_bytes = 1 << 20;
 };
 
-// The API server process of bench/inventory_scale.cc: renders the cluster, serves it, and
+// The API server process of bench/scale/inventory_scale.cc: renders the cluster, serves it, and
 // answers the parent over `parent`: "ready URL CA_FILE RENDER_S POD_LIST_BYTES EVENT_BYTES"
 // first; then "go" lets the pods watch stream flow, "cpu" is answered with its CPU seconds, and
 // "stop" (or the parent's end) with "CPU_S PEAK_RSS_MIB" before it returns 0.

@@ -1,5 +1,5 @@
 // ScaleCluster: a generated cluster at the largest size Kubernetes supports (5,000 nodes of 8 GPUs,
-// 150,000 pods), for bench/inventory_scale.cc. Every object is rendered straight to the compact
+// 150,000 pods), for bench/scale/inventory_scale.cc. Every object is rendered straight to the compact
 // JSON text an apiserver sends (Nodes labelled as GPU Feature Discovery labels them, Pods of about
 // 4.5 KB with managedFields, ownerReferences, env, volumes and status), from a plan that is a pure
 // function of the sizes. So the API server process and the measuring process render the same

@@ -1,4 +1,4 @@
-// The JSON text of generated Kubernetes objects for bench/scale_cluster.h: Nodes as GPU Feature
+// The JSON text of generated Kubernetes objects for bench/scale/scale_cluster.h: Nodes as GPU Feature
 // Discovery labels them (8 GPUs, whole or cut into MIG profiles in the mixed strategy) with the
 // status a kubelet reports, and Pods of about 4.5 KB as the apiserver sends them (managedFields,
 // ownerReferences, env, volumes, tolerations, status). Compact, written by appending, so 150,000

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/json/json_fields.h"
 #include "core/admission/patch_path.h"
+#include "core/json/json_fields.h"
 
 namespace gpuadmit {
 namespace {

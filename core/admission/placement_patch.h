@@ -22,8 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/plan/planner.h"
 #include "core/kube/workload.h"
+#include "core/plan/planner.h"
 
 namespace gpuadmit {
 

@@ -5,11 +5,11 @@
 #include <iterator>
 #include <tuple>
 
-#include "core/json/json_fields.h"
 #include "core/admission/mutations.h"
-#include "core/plan/planner.h"
 #include "core/admission/review_decode.h"
+#include "core/json/json_fields.h"
 #include "core/kube/workload.h"
+#include "core/plan/planner.h"
 
 namespace gpuadmit {
 namespace {

@@ -15,8 +15,8 @@
 #include "core/admission/admission.h"
 #include "core/inventory/gpu_metrics.h"
 #include "core/inventory/inventory.h"
-#include "core/policy/policy.h"
 #include "core/inventory/reservation_ledger.h"
+#include "core/policy/policy.h"
 #include "core/result.h"
 
 namespace gpuadmit {

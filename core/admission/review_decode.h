@@ -12,7 +12,7 @@
 // list on a kept path is kept, empty if nothing under it is, so "is it there" reads the same as
 // on the whole object. A custom workload's object (policy.workloads) is kept whole, with its
 // managedFields; so are the request's userInfo and options. A decision that reads another
-// field of the object must add it there: tests/core/review_decode_test.cc checks that every
+// field of the object must add it there: tests/core/admission/review_decode_test.cc checks that every
 // fixture is answered alike either way.
 //
 // The text is parsed and fully validated by simdjson's DOM parser (Debian libsimdjson-dev).

@@ -29,7 +29,7 @@ struct JsonReadOptions {
   int max_depth = 512;
   std::span<const JsonKeyPath> skip;  // values at these paths are left out of the DOM
   // When set (and `skip` is empty), only the fields it names are built, with simdjson
-  // (core/json_trie_reader.h: scalars in skipped values are not checked).
+  // (core/json/json_trie_reader.h: scalars in skipped values are not checked).
   const FieldTrie* keep = nullptr;
 };
 

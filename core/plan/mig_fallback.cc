@@ -6,8 +6,8 @@
 #include <span>
 
 #include "core/kube/mig_resource.h"
-#include "core/plan/mig_catalog.h"
 #include "core/kube/quantity.h"
+#include "core/plan/mig_catalog.h"
 
 namespace gpuadmit {
 namespace {

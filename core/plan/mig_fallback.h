@@ -3,7 +3,7 @@
 // free net of reservations) is replaced by the first profile of its chain that is free on such a
 // node, and the annotation <prefix>/fallback records it ("2g.20gb->1g.10gb"). The chain is the
 // policy's explicit one for the asked profile, else the smaller profiles of the same GPU product
-// from the MIG catalog (core/mig_catalog.h), largest first; for a product the catalog does not
+// from the MIG catalog (core/plan/mig_catalog.h), largest first; for a product the catalog does not
 // know, the smaller profiles its nodes offer. Only nodes of the GPU products that offer the asked
 // profile count. Never a profile with less nominal memory than <prefix>/min-gpu-memory ("20Gi",
 // or bare MiB). <prefix>/mig-fallback: "false" (or <prefix>/optimize: "false") opts a pod out.

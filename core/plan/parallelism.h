@@ -52,7 +52,7 @@ struct Parallelism {
 // The short name of a dimension: "tp", "pp", "dp", "cp", "dcp".
 std::string_view DimensionName(ParallelDimension d);
 
-// Reads every dimension's flags from a command line (see core/command_line.h), last one wins.
+// Reads every dimension's flags from a command line (see core/plan/command_line.h), last one wins.
 Parallelism ParallelismFromArgs(const std::vector<std::string>& words);
 
 // Reads every dimension from the pod's inputs: `lookup(name)` returns the value of the input

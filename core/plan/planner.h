@@ -8,10 +8,10 @@
 //
 // A plan runs in stages, each in its own file, each reading what the earlier ones decided
 // (PlanState) and adding to the Decision:
-//   1. requirements  GPU count from parallelism, GPU memory need    core/estimation.h
-//   2. sharing       exclusive / MIG / MPS / time-slicing           core/sharing.h
-//   3. MIG fallback  a smaller profile when the asked one is free nowhere   core/mig_fallback.h
-//   4. placement     node affinity, GPU type preference, worker defaults    core/placement.h
+//   1. requirements  GPU count from parallelism, GPU memory need    core/plan/estimation.h
+//   2. sharing       exclusive / MIG / MPS / time-slicing           core/plan/sharing.h
+//   3. MIG fallback  a smaller profile when the asked one is free nowhere   core/plan/mig_fallback.h
+//   4. placement     node affinity, GPU type preference, worker defaults    core/plan/placement.h
 //
 // Thread safety: pure functions over immutable inputs.
 #pragma once
@@ -28,10 +28,10 @@
 
 #include "core/inventory/gpu_metrics.h"
 #include "core/inventory/inventory.h"
-#include "core/policy/policy.h"
-#include "core/kube/requirements.h"
 #include "core/inventory/reservation_ledger.h"
+#include "core/kube/requirements.h"
 #include "core/kube/scheduling.h"
+#include "core/policy/policy.h"
 
 namespace gpuadmit {
 

@@ -1,6 +1,6 @@
 // Choosing a sharing mode by rule (seed 002's GPUSharingPolicy): the names of the modes, what a
 // rule's selector reads of a pod, and the first rule (policy order: highest priority first)
-// whose selector matches. Applying the mode is core/sharing.h's.
+// whose selector matches. Applying the mode is core/plan/sharing.h's.
 //
 //   SharingFacts facts{pod.ns, &pod.labels, "inference", /*gpus=*/1, /*memory_mib=*/12000};
 //   if (const SharingRule* r = FirstMatchingRule(policy.sharing.rules, facts)) r->mode ...

@@ -1,5 +1,5 @@
 // The policy's top level: the document, its small knobs (annotation prefix, failure mode,
-// exempt namespaces) and the dispatch to the section readers (core/policy_sections.h).
+// exempt namespaces) and the dispatch to the section readers (core/policy/policy_sections.h).
 #include "core/policy/policy.h"
 
 #include <yaml-cpp/yaml.h>

@@ -1,6 +1,6 @@
 // The readers of the policy's sections, one per top-level key (docs/policy.md): each reads its
-// YAML node into the section's struct (core/policy.h), reporting every problem to the
-// validator. ParsePolicy (core/policy.cc) calls them; not a public API of the core library.
+// YAML node into the section's struct (core/policy/policy.h), reporting every problem to the
+// validator. ParsePolicy (core/policy/policy.cc) calls them; not a public API of the core library.
 //
 //   ReadSharing(root["sharing"], "sharing", validator, policy.sharing);
 //

@@ -1,6 +1,6 @@
 // PolicyValidator: reads a YAML tree into typed policy values and collects every problem found,
 // each at its line and column, so one pass over a policy file reports all of them. Used by
-// ParsePolicy (core/policy.cc) and the section readers (core/policy_sections.h); not a public
+// ParsePolicy (core/policy/policy.cc) and the section readers (core/policy/policy_sections.h); not a public
 // API of the core library.
 //
 //   PolicyValidator v;

@@ -10,8 +10,8 @@
 #include <optional>
 #include <stdexcept>
 
-#include "tests/fakes/test_cluster.h"
 #include "tests/fakes/elastic_task_queue.h"
+#include "tests/fakes/test_cluster.h"
 
 namespace gpuadmit::testing {
 namespace {

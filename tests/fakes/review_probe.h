@@ -19,8 +19,8 @@
 
 #include "tests/fakes/test_cluster.h"
 #include "webhook/admission/admission_handler.h"
-#include "webhook/os/clock.h"
 #include "webhook/admission/shared_ledger.h"
+#include "webhook/os/clock.h"
 
 namespace gpuadmit::testing {
 

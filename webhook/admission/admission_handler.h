@@ -19,8 +19,8 @@
 
 #include "core/inventory/gpu_metrics.h"
 #include "core/inventory/inventory.h"
-#include "core/policy/policy.h"
 #include "core/inventory/reservation_ledger.h"
+#include "core/policy/policy.h"
 #include "webhook/telemetry/log.h"
 #include "webhook/telemetry/metrics.h"
 

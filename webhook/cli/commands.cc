@@ -13,13 +13,13 @@
 
 #include "core/admission/review.h"
 #include "webhook/admission/admission_handler.h"
-#include "webhook/cli/cli_support.h"
-#include "webhook/sources/config_files.h"
-#include "webhook/cli/flags.h"
-#include "webhook/sources/prometheus_source.h"
-#include "webhook/os/read_file.h"
 #include "webhook/admission/shared_ledger.h"
+#include "webhook/cli/cli_support.h"
+#include "webhook/cli/flags.h"
+#include "webhook/os/read_file.h"
 #include "webhook/server/tls_server.h"
+#include "webhook/sources/config_files.h"
+#include "webhook/sources/prometheus_source.h"
 
 namespace gpuadmit {
 namespace {

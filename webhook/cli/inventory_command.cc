@@ -13,11 +13,11 @@
 #include "core/inventory/gpu_metrics.h"
 #include "webhook/cli/cli_support.h"
 #include "webhook/cli/commands.h"
-#include "webhook/sources/config_files.h"
 #include "webhook/cli/flags.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/kube/kube_config.h"
 #include "webhook/kube/kube_inventory.h"
+#include "webhook/sources/config_files.h"
 #include "webhook/sources/prometheus_source.h"
 
 namespace gpuadmit {

@@ -17,20 +17,20 @@
 #include <thread>
 
 #include "webhook/admission/admission_handler.h"
+#include "webhook/admission/shared_ledger.h"
 #include "webhook/cli/cli_support.h"
 #include "webhook/cli/commands.h"
-#include "webhook/sources/config_files.h"
-#include "webhook/os/file_reloader.h"
 #include "webhook/cli/flags.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/kube/kube_config.h"
 #include "webhook/kube/kube_inventory.h"
 #include "webhook/kube/kube_source.h"
+#include "webhook/os/file_reloader.h"
 #include "webhook/server/metrics_server.h"
+#include "webhook/server/tls_server.h"
+#include "webhook/sources/config_files.h"
 #include "webhook/sources/policy_file_source.h"
 #include "webhook/sources/prometheus_source.h"
-#include "webhook/admission/shared_ledger.h"
-#include "webhook/server/tls_server.h"
 
 namespace gpuadmit {
 namespace {

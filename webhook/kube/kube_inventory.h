@@ -23,11 +23,11 @@
 #include <vector>
 
 #include "core/inventory/cluster_state.h"
-#include "webhook/os/clock.h"
-#include "webhook/kube/kube_api.h"
-#include "webhook/telemetry/log.h"
-#include "webhook/kube/reflector.h"
 #include "webhook/admission/shared_ledger.h"
+#include "webhook/kube/kube_api.h"
+#include "webhook/kube/reflector.h"
+#include "webhook/os/clock.h"
+#include "webhook/telemetry/log.h"
 
 namespace gpuadmit {
 

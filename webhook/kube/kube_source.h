@@ -18,12 +18,12 @@
 
 #include "core/result.h"
 #include "webhook/admission/admission_handler.h"
-#include "webhook/os/clock.h"
+#include "webhook/admission/shared_ledger.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/kube/kube_config.h"
 #include "webhook/kube/kube_inventory.h"
+#include "webhook/os/clock.h"
 #include "webhook/telemetry/log.h"
-#include "webhook/admission/shared_ledger.h"
 
 namespace gpuadmit {
 

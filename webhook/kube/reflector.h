@@ -23,8 +23,8 @@
 #include <string_view>
 
 #include "core/json/field_trie.h"
-#include "webhook/os/clock.h"
 #include "webhook/kube/kube_api.h"
+#include "webhook/os/clock.h"
 #include "webhook/telemetry/log.h"
 
 namespace gpuadmit {

@@ -4,7 +4,7 @@
 //   GET  /readyz   -> 200 once policy and inventory are loaded, 503 from Stop() on
 //   GET  /metrics  -> Prometheus text
 // Event-driven: one acceptor (the thread that calls Run) hands each connection to the worker
-// loop with the fewest (webhook/event_loop.h), which serves it to the end with non-blocking
+// loop with the fewest (webhook/server/event_loop.h), which serves it to the end with non-blocking
 // OpenSSL. Transport settings fixed here: TLS 1.2+, TCP_NODELAY, unlimited requests per
 // kept-alive connection, an idle timeout above the apiserver's 90 s, read and write timeouts,
 // and a connection cap beyond which a new connection is answered 503 at once.
@@ -27,9 +27,9 @@
 
 #include "core/result.h"
 #include "webhook/admission/admission_handler.h"
+#include "webhook/server/tls_connection.h"
 #include "webhook/telemetry/log.h"
 #include "webhook/telemetry/metrics.h"
-#include "webhook/server/tls_connection.h"
 
 namespace gpuadmit {
 

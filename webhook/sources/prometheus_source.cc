@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/json/json_fields.h"
 #include "core/inventory/prometheus_samples.h"
+#include "core/json/json_fields.h"
 #include "webhook/os/read_file.h"
 
 namespace gpuadmit {

@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "core/admission/mutations.h"
-#include "core/plan/placement.h"
 #include "core/admission/review.h"
+#include "core/plan/placement.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace gpuadmit {

@@ -26,7 +26,7 @@ struct Answer {
 };
 
 // The default policy with placement off: the patches and warnings are the fallback's alone
-// (tests/core/placement_test.cc and placement_patch_test.cc cover placement).
+// (tests/core/plan/placement_test.cc and placement_patch_test.cc cover placement).
 Policy FallbackOnly() {
   Policy p;
   p.placement.enabled = false;

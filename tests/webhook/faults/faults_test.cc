@@ -18,10 +18,10 @@
 #include "tests/fakes/stderr_capture.h"
 #include "tests/fakes/test_cluster.h"
 #include "webhook/admission/admission_handler.h"
-#include "webhook/kube/kube_source.h"
-#include "webhook/sources/prometheus_source.h"
-#include "webhook/os/read_file.h"
 #include "webhook/admission/shared_ledger.h"
+#include "webhook/kube/kube_source.h"
+#include "webhook/os/read_file.h"
+#include "webhook/sources/prometheus_source.h"
 
 namespace gpuadmit {
 namespace {

@@ -19,10 +19,10 @@
 #include "tests/fakes/test_cluster.h"
 #include "tests/fakes/tls_files.h"
 #include "webhook/admission/admission_handler.h"
-#include "webhook/os/file_reloader.h"
-#include "webhook/sources/policy_file_source.h"
 #include "webhook/admission/shared_ledger.h"
+#include "webhook/os/file_reloader.h"
 #include "webhook/server/tls_server.h"
+#include "webhook/sources/policy_file_source.h"
 
 namespace gpuadmit {
 namespace {
