@@ -1,24 +1,18 @@
 #include "webhook/kube/kube_client.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <httplib.h>
-#include <netdb.h>
-#include <openssl/err.h>
-#include <openssl/pem.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
-#include <openssl/x509_vfy.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <charconv>
-#include <vector>
 
-#include "webhook/tls/openssl_error.h"
+#include "webhook/kube/cluster_tls.h"
+#include "webhook/kube/server_url.h"
 #include "webhook/os/read_file.h"
+#include "webhook/tls/openssl_error.h"
 
 namespace gpuadmit {
 namespace {
@@ -28,10 +22,6 @@ constexpr std::chrono::seconds kWriteTimeout{10};
 // 64 MiB: a WatchEvent carries one object, and etcd refuses objects over 1.5 MiB; a line this
 // long means the stream is not newline-delimited JSON, and buffering it further only eats memory.
 constexpr size_t kMaxEventBytes = 64 << 20;
-
-using X509Ptr = std::unique_ptr<X509, decltype(&X509_free)>;
-using PkeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
-using BioPtr = std::unique_ptr<BIO, decltype(&BIO_free)>;
 
 std::string TrimSpace(const std::string& s) {
   const char* kSpace = " \t\r\n";
@@ -72,81 +62,6 @@ Result<std::string> ReadTokenFile(const std::string& path) {
   return token;
 }
 
-BioPtr MemoryBio(const std::string& data) {
-  return BioPtr(BIO_new_mem_buf(data.data(), static_cast<int>(data.size())), BIO_free);
-}
-
-// Every certificate in `source`, leaf first.
-Result<std::vector<X509Ptr>> ReadCertificates(const PemSource& source) {
-  BioPtr bio = MemoryBio(source.pem);
-  std::vector<X509Ptr> certs;
-  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-    certs.emplace_back(cert, X509_free);
-  }
-  ERR_clear_error();  // the read that ended the loop left "no start line"
-  if (certs.empty()) return Error{source.origin + ": no PEM certificate in it"};
-  return certs;
-}
-
-Result<PkeyPtr> ReadPrivateKey(const PemSource& source) {
-  BioPtr bio = MemoryBio(source.pem);
-  PkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr), EVP_PKEY_free);
-  if (!key) return Error{source.origin + ": not a PEM private key: " + TakeOpenSslError()};
-  return key;
-}
-
-bool IsIpAddress(const std::string& host) {
-  unsigned char buf[sizeof(in6_addr)];
-  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
-}
-
-// The numeric address of `host`, for connecting to it while TLS talks to another name.
-Result<std::string> ResolveOnce(const std::string& host) {
-  if (IsIpAddress(host)) return host;
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found);
-  if (rc != 0) return Error{"cannot resolve " + host + ": " + gai_strerror(rc)};
-  char ip[INET6_ADDRSTRLEN] = {};
-  getnameinfo(found->ai_addr, found->ai_addrlen, ip, sizeof ip, nullptr, 0, NI_NUMERICHOST);
-  freeaddrinfo(found);
-  return std::string(ip);
-}
-
-struct ServerUrl {
-  std::string host;  // without IPv6 brackets
-  int port = 443;
-  std::string path_prefix;  // "" or "/a/b", no trailing slash
-};
-
-Result<ServerUrl> ParseServerUrl(const std::string& url) {
-  const Error bad{"server " + url + ": not an https://host[:port][/path] URL"};
-  const std::string kScheme = "https://";
-  if (url.rfind(kScheme, 0) != 0) return bad;
-  size_t slash = url.find('/', kScheme.size());
-  std::string authority = url.substr(kScheme.size(), slash - kScheme.size());
-  ServerUrl out;
-  if (slash != std::string::npos) out.path_prefix = url.substr(slash);
-  while (!out.path_prefix.empty() && out.path_prefix.back() == '/') out.path_prefix.pop_back();
-  // The port follows the last ':' that is not inside an IPv6 address's brackets.
-  size_t colon = authority.rfind(':');
-  if (colon != std::string::npos && authority.find(']', colon) != std::string::npos) {
-    colon = std::string::npos;
-  }
-  std::string port = colon == std::string::npos ? "443" : authority.substr(colon + 1);
-  out.host = authority.substr(0, colon);
-  bool bracketed = out.host.size() > 2 && out.host.front() == '[' && out.host.back() == ']';
-  if (bracketed) out.host = out.host.substr(1, out.host.size() - 2);
-  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), out.port);
-  if (ec != std::errc() || end != port.data() + port.size() || out.port < 1 || out.port > 65535 ||
-      out.host.empty() ||
-      out.host.find_first_of(bracketed ? "[]@?#" : "[]@?#:") != std::string::npos) {
-    return bad;
-  }
-  return out;
-}
-
 // timeoutSeconds from a watch query, or `fallback`.
 std::chrono::seconds WatchTimeout(const std::string& path_and_query,
                                   std::chrono::seconds fallback) {
@@ -162,95 +77,6 @@ std::chrono::seconds WatchTimeout(const std::string& path_and_query,
 }
 
 }  // namespace
-
-// Server verification with OpenSSL itself instead of httplib's: httplib adds the system's roots
-// to any CA store it is given, and checks the name against the URL's host, where Kubernetes
-// trusts the cluster CA alone and checks tls-server-name when one is set. The verify callback
-// keeps OpenSSL's reason so that a failed handshake says why.
-class KubeClient::Tls {
- public:
-  static Result<std::unique_ptr<Tls>> Configure(SSL_CTX& ctx, const KubeConfig& config,
-                                                const std::string& verify_name) {
-    std::unique_ptr<Tls> tls(new Tls());
-    SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
-    if (config.client_certificate && config.client_key) {
-      auto chain = ReadCertificates(*config.client_certificate);
-      if (!chain.ok()) return chain.error();
-      auto key = ReadPrivateKey(*config.client_key);
-      if (!key.ok()) return key.error();
-      bool ok = SSL_CTX_use_certificate(&ctx, chain.value()[0].get()) == 1;
-      for (size_t i = 1; ok && i < chain.value().size(); ++i) {
-        ok = SSL_CTX_add1_chain_cert(&ctx, chain.value()[i].get()) == 1;
-      }
-      if (!ok) return Error{config.client_certificate->origin + ": " + TakeOpenSslError()};
-      if (SSL_CTX_use_PrivateKey(&ctx, key.value().get()) != 1 ||
-          SSL_CTX_check_private_key(&ctx) != 1) {
-        ERR_clear_error();
-        return Error{config.client_key->origin + ": does not match the certificate in " +
-                     config.client_certificate->origin};
-      }
-    }
-    if (config.insecure_skip_tls_verify) {
-      SSL_CTX_set_verify(&ctx, SSL_VERIFY_NONE, nullptr);
-      return tls;
-    }
-    X509_STORE* store = X509_STORE_new();
-    SSL_CTX_set_cert_store(&ctx, store);  // the context owns it from here
-    if (config.certificate_authority) {
-      tls->ca_origin_ = config.certificate_authority->origin;
-      auto certs = ReadCertificates(*config.certificate_authority);
-      if (!certs.ok()) return certs.error();
-      for (const X509Ptr& cert : certs.value()) X509_STORE_add_cert(store, cert.get());
-    } else {
-      tls->ca_origin_ = "the system's trusted roots";
-      X509_STORE_set_default_paths(store);
-    }
-    X509_VERIFY_PARAM* param = SSL_CTX_get0_param(&ctx);
-    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-    bool named = IsIpAddress(verify_name)
-                     ? X509_VERIFY_PARAM_set1_ip_asc(param, verify_name.c_str()) == 1
-                     : X509_VERIFY_PARAM_set1_host(param, verify_name.c_str(), 0) == 1;
-    if (!named) {
-      return Error{"cannot verify against the name " + verify_name + ": " + TakeOpenSslError()};
-    }
-    SSL_CTX_set_ex_data(&ctx, kSelfIndex, tls.get());
-    SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER, &Tls::OnVerify);
-    return tls;
-  }
-
-  void ClearVerifyError() { verify_error_.clear(); }
-  // Why the last handshake's verification failed, naming the CA used; empty if it did not.
-  std::string VerifyFailure() const {
-    if (verify_error_.empty()) return "";
-    return "server certificate not trusted: " + verify_error_ + " (verified against " + ca_origin_ +
-           ")";
-  }
-
- private:
-  // SSL_CTX_get_app_data's slot: httplib does not use it.
-  static constexpr int kSelfIndex = 0;
-
-  Tls() = default;
-
-  static int OnVerify(int preverified, X509_STORE_CTX* store) {
-    if (preverified == 1) return 1;
-    auto* ssl =
-        static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
-    auto* self = static_cast<Tls*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), kSelfIndex));
-    if (self != nullptr && self->verify_error_.empty()) {
-      self->verify_error_ = X509_verify_cert_error_string(X509_STORE_CTX_get_error(store));
-      if (X509* cert = X509_STORE_CTX_get_current_cert(store)) {
-        char subject[256];
-        X509_NAME_oneline(X509_get_subject_name(cert), subject, sizeof subject);
-        self->verify_error_ += std::string(" for ") + subject;
-      }
-    }
-    return 0;
-  }
-
-  std::string verify_error_;  // written by OnVerify on the requesting thread, read after
-  std::string ca_origin_;
-};
 
 KubeClient::~KubeClient() {
   ScopedSigpipeBlock sigpipe;
@@ -277,7 +103,7 @@ Result<std::unique_ptr<KubeClient>> KubeClient::Create(const KubeConfig& config,
     if (!address.ok()) return Error{"server " + config.server + ": " + address.error().message};
     self->http_->set_hostname_addr_map({{tls_name, address.value()}});
   }
-  auto tls = Tls::Configure(*self->http_->ssl_context(), config, tls_name);
+  auto tls = ClusterTls::Configure(*self->http_->ssl_context(), config, tls_name);
   if (!tls.ok()) return tls.error();
   self->tls_ = std::move(tls).value();
   self->http_->enable_server_certificate_verification(false);  // Tls verifies instead

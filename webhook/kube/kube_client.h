@@ -30,6 +30,8 @@ class SSLClient;
 
 namespace gpuadmit {
 
+class ClusterTls;
+
 struct KubeClientOptions {
   // 5 s to connect and finish the TLS handshake: the apiserver is one hop away.
   std::chrono::milliseconds connect_timeout{5000};
@@ -63,8 +65,6 @@ class KubeClient final : public KubeApi {
   void Cancel() override;
 
  private:
-  class Tls;
-
   KubeClient() = default;
   // The token to send: the literal one, or the token file's current content (its last good
   // content while it cannot be read).
@@ -82,7 +82,7 @@ class KubeClient final : public KubeApi {
   std::string path_prefix_;  // from a server URL with a path, e.g. Rancher's "/k8s/clusters/c-1"
   std::string token_;        // the literal token, or the last one read from token_file_
   std::string token_file_;
-  std::unique_ptr<Tls> tls_;
+  std::unique_ptr<ClusterTls> tls_;
   std::unique_ptr<httplib::SSLClient> http_;
   std::atomic<bool> cancelled_{false};
   std::mutex socket_mu_;  // guards socket_dup_ between AdoptSocket and Cancel
