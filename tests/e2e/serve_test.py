@@ -540,6 +540,17 @@ def wait_metric(srv, name, want):
     return False, got
 
 
+def wait_stderr(srv, text):
+    """Polls the server's stderr until it holds `text`; 5 s at most. Info lines are held up to
+    100 ms before they are written together, so one may come after the answer that follows it."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if text in srv.stderr():
+            return True
+        time.sleep(0.05)
+    return text in srv.stderr()
+
+
 def case_policy_reload(demo):
     with open(A.policy) as f:
         shipped = f.read()
@@ -574,7 +585,7 @@ def case_policy_reload(demo):
     check("policy reload: the newly exempt namespace passes untouched",
           status == 200 and resp.get("allowed") is True and "patch" not in resp,
           "status %d, body %r" % (status, body[:300]))
-    check("policy reload: info line", "msg=\"policy reloaded\"" in srv.stderr(),
+    check("policy reload: info line", wait_stderr(srv, "msg=\"policy reloaded\""),
           srv.stderr()[-500:])
 
 
