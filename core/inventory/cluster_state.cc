@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "core/inventory/queued_demand.h"
+
 namespace gpuadmit {
 namespace {
 
@@ -25,11 +27,11 @@ void ClusterState::Count(const PodRecord& pod, int sign) {
     if (used.empty()) used_.erase(pod.node);
     return;
   }
-  AddInto(pending_, pod.need, sign);
-  if (!pod.wanted_node.empty()) {
-    ResourceList& here = pending_by_node_[pod.wanted_node];
-    AddInto(here, pod.need, sign);
-    if (here.empty()) pending_by_node_.erase(pod.wanted_node);
+  AddInto(queued_, pod.need, sign);
+  if (sign > 0) {
+    queue_.emplace(pod.created, pod.key);
+  } else {
+    queue_.erase({pod.created, pod.key});
   }
 }
 
@@ -72,8 +74,8 @@ void ClusterState::ReplaceNodes(std::vector<NodeFacts> nodes) {
 void ClusterState::ReplacePods(std::vector<PodRecord> pods) {
   pods_.clear();
   used_.clear();
-  pending_.clear();
-  pending_by_node_.clear();
+  queued_.clear();
+  queue_.clear();
   for (PodRecord& p : pods) UpsertPod(std::move(p));
 }
 
@@ -89,8 +91,11 @@ InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
   }
   std::sort(s.nodes_.begin(), s.nodes_.end(),
             [](const NodeInventory& a, const NodeInventory& b) { return a.name() < b.name(); });
-  s.pending_ = pending_;
-  for (const auto& [node, list] : pending_by_node_) s.pending_by_node_.emplace(node, list);
+  s.queued_ = queued_;
+  std::vector<const PodRecord*> queue;
+  queue.reserve(queue_.size());
+  for (const auto& [created, key] : queue_) queue.push_back(&pods_.at(key));
+  s.unplaceable_ = CountQueuedDemand(queue, s.nodes_);
   s.BuildIndexes();
   return s;
 }

@@ -1,7 +1,8 @@
 // ClusterState: the inventory's working copy of the cluster, kept up to date one Node or Pod at a
-// time (list results and watch events) and published as immutable InventorySnapshots. What a pod
-// uses is added to its node as it arrives and taken away as it changes or goes, so no step walks
-// all pods.
+// time (list results and watch events) and published as immutable InventorySnapshots. What a
+// bound pod uses is added to its node as it arrives and taken away as it changes or goes, so no
+// step walks all pods; unbound pods wait in a queue, counted on nodes when a snapshot is taken
+// (queued_demand.h: O(queued pods), plus O(nodes) per resource they ask for).
 //
 //   ClusterState state("gpuadmit.io/reservation");
 //   state.UpsertPod(ReadPod(object, state.reservation_annotation()));
@@ -62,8 +63,9 @@ class ClusterState {
   std::unordered_map<std::string, PodRecord> pods_;
   // What bound pods use, by node name (a pod may name a node not seen yet).
   std::unordered_map<std::string, ResourceList> used_;
-  ResourceList pending_;
-  std::unordered_map<std::string, ResourceList> pending_by_node_;
+  ResourceList queued_;  // every unbound pod's need
+  // The unbound pods with a need, in queue order: (creationTimestamp, key).
+  std::set<std::pair<std::string, std::string>> queue_;
   std::vector<std::string> arrived_reservations_;
 };
 

@@ -9,7 +9,8 @@
 namespace gpuadmit {
 
 int64_t NodeInventory::Free(std::string_view resource) const {
-  return std::max<int64_t>(0, Get(facts->allocatable, resource) - Get(used, resource));
+  return std::max<int64_t>(
+      0, Get(facts->allocatable, resource) - Get(used, resource) - Get(queued, resource));
 }
 
 const NodeInventory* InventorySnapshot::FindNode(std::string_view name) const {

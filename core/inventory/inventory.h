@@ -1,5 +1,6 @@
-// InventorySnapshot: an immutable picture of the cluster's GPU nodes, what each can allocate and
-// what the non-terminal pods bound to it already use, with per-resource indexes so a decision's
+// InventorySnapshot: an immutable picture of the cluster's GPU nodes, what each can allocate,
+// what the non-terminal pods bound to it already use, and what the pods queued for the scheduler
+// are counted on it (queued_demand.h), with per-resource indexes so a decision's
 // lookup does no work proportional to pods (and usually little proportional to nodes).
 // Published whole by ClusterState (cluster_state.h) and shared read-only by every request as
 // std::shared_ptr<const InventorySnapshot>.
@@ -28,10 +29,12 @@ namespace gpuadmit {
 struct NodeInventory {
   std::shared_ptr<const NodeFacts> facts;  // shared between snapshots until the Node changes
   ResourceList used;                       // effective requests of non-terminal pods bound here
+  ResourceList queued;  // the needs of unbound pods counted here (queued_demand.h)
 
   const std::string& name() const { return facts->name; }
   std::string_view Product() const { return facts->product; }
-  // Allocatable minus used, never below zero.
+  // Allocatable minus used and queued, never below zero: what a decision may hand out (before
+  // the reservation ledger's share).
   int64_t Free(std::string_view resource) const;
 };
 
@@ -45,7 +48,7 @@ class InventorySnapshot {
   InventorySnapshot& operator=(const InventorySnapshot&) = delete;
 
   // Builds a snapshot from a v1 List (or NodeList/PodList) whose items are Nodes and Pods.
-  // Succeeded and Failed pods free their devices; unbound pods count as pending demand.
+  // Succeeded and Failed pods free their devices; unbound pods are queued demand.
   // Errors when `list` has no `items` array.
   static Result<InventorySnapshot> FromObjects(const nlohmann::json& list);
 
@@ -58,11 +61,12 @@ class InventorySnapshot {
   std::vector<std::string_view> ResourcesOffered() const;
   // The GPU products of the nodes offering `resource`, in name order.
   std::span<const std::string_view> ProductsOffering(std::string_view resource) const;
-  // Unbound pods' demand, cluster-wide and per node they are pinned to.
-  const ResourceList& pending() const { return pending_; }
-  const std::map<std::string, ResourceList, std::less<>>& pending_by_node() const {
-    return pending_by_node_;
-  }
+  // Unbound pods' demand, cluster-wide: what is counted on nodes (NodeInventory::queued) plus
+  // unplaceable().
+  const ResourceList& queued() const { return queued_; }
+  // The part of queued() counted on no node: pods that fit on no node they may use, or that the
+  // scheduler has marked Unschedulable. It holds no device.
+  const ResourceList& unplaceable() const { return unplaceable_; }
   size_t pod_count() const { return pod_count_; }
   uint64_t version() const { return version_; }
 
@@ -73,8 +77,8 @@ class InventorySnapshot {
   std::vector<NodeInventory> nodes_;
   std::map<std::string, std::vector<const NodeInventory*>, std::less<>> by_resource_;
   std::map<std::string, std::vector<std::string_view>, std::less<>> products_by_resource_;
-  ResourceList pending_;
-  std::map<std::string, ResourceList, std::less<>> pending_by_node_;
+  ResourceList queued_;
+  ResourceList unplaceable_;
   size_t pod_count_ = 0;
   uint64_t version_ = 0;
 };

@@ -120,6 +120,18 @@ PodRecord ReadPod(const json& pod, std::string_view reservation_annotation) {
   p.terminal = phase == "Succeeded" || phase == "Failed";
   p.need = ReadPodRequirements(spec).effective;
   p.reservation = StringAt(pod, {"metadata", "annotations", reservation_annotation});
+  if (!p.node.empty() || p.terminal || p.need.empty()) return p;
+  p.created = StringAt(pod, {"metadata", "creationTimestamp"});
+  p.preferred_node = PreferredHostname(spec);
+  p.constraints = ReadSchedulingConstraints(spec);
+  if (const json& conditions = At(pod, {"status", "conditions"}); conditions.is_array()) {
+    for (const json& c : conditions) {
+      if (StringAt(c, {"type"}) == "PodScheduled") {
+        p.unschedulable =
+            StringAt(c, {"status"}) == "False" && StringAt(c, {"reason"}) == "Unschedulable";
+      }
+    }
+  }
   return p;
 }
 
@@ -135,10 +147,11 @@ const FieldTrie& NodeFields() {
 const FieldTrie& PodFields() {
   static const FieldTrie trie = FieldTrie::FromPatterns(
       {"metadata.name", "metadata.namespace", "metadata.resourceVersion", "metadata.annotations.**",
-       "spec.nodeName", "spec.overhead.**", "spec.nodeSelector.**", "spec.affinity.nodeAffinity.**",
-       "spec.containers.*.name", "spec.containers.*.resources.**", "spec.initContainers.*.name",
-       "spec.initContainers.*.restartPolicy", "spec.initContainers.*.resources.**",
-       "status.phase"});
+       "metadata.creationTimestamp", "spec.nodeName", "spec.overhead.**", "spec.nodeSelector.**",
+       "spec.affinity.nodeAffinity.**", "spec.tolerations.**", "spec.containers.*.name",
+       "spec.containers.*.resources.**", "spec.initContainers.*.name",
+       "spec.initContainers.*.restartPolicy", "spec.initContainers.*.resources.**", "status.phase",
+       "status.conditions.*.type", "status.conditions.*.status", "status.conditions.*.reason"});
   return trie;
 }
 

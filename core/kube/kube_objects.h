@@ -44,7 +44,9 @@ struct NodeFacts {
   GpuFacts gpu;
 };
 
-// A Pod as the inventory counts it.
+// A Pod as the inventory counts it. The fields after `reservation` are read for unbound pods
+// only (queued for the scheduler): where their demand is counted (docs/decisions.md, "A device's
+// life"); a bound pod's demand is simply its node's.
 struct PodRecord {
   std::string key;          // namespace/name
   std::string node;         // spec.nodeName; "" while unbound
@@ -52,6 +54,12 @@ struct PodRecord {
   bool terminal = false;    // Succeeded or Failed: holds nothing
   ResourceList need;        // effective managed requests
   std::string reservation;  // the reservation key gpuadmit's patch wrote, if any
+
+  std::string created;                // metadata.creationTimestamp (RFC 3339): the queue's order
+  std::string preferred_node;         // a single-hostname preferred term's node (gpuadmit's choice)
+  SchedulingConstraints constraints;  // the nodes it may use
+  // The scheduler tried and found no node (condition PodScheduled False, reason Unschedulable).
+  bool unschedulable = false;
 };
 
 NodeFacts ReadNode(const nlohmann::json& node);

@@ -63,6 +63,23 @@ bool Matches(const NodeSelectorRequirement& r, const NodeFacts& node) {
 
 }  // namespace
 
+std::string PreferredHostname(const json& pod_spec) {
+  const json& terms =
+      At(pod_spec, {"affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"});
+  if (!terms.is_array()) return "";
+  for (const json& term : terms) {
+    const json& expressions = At(term, {"preference", "matchExpressions"});
+    if (!expressions.is_array() || expressions.size() != 1) continue;
+    const json& e = expressions[0];
+    const json& values = At(e, {"values"});
+    if (StringAt(e, {"key"}) == "kubernetes.io/hostname" && StringAt(e, {"operator"}) == "In" &&
+        values.is_array() && values.size() == 1 && values[0].is_string()) {
+      return values[0].get<std::string>();
+    }
+  }
+  return "";
+}
+
 bool Toleration::Tolerates(const Taint& taint) const {
   if (!effect.empty() && effect != taint.effect) return false;
   if (op == "Exists") return key.empty() || key == taint.key;

@@ -54,6 +54,11 @@ struct NodeFacts;
 
 SchedulingConstraints ReadSchedulingConstraints(const nlohmann::json& pod_spec);
 
+// The node a preferred node-affinity term of exactly one `kubernetes.io/hostname In [node]`
+// expression names (the first such term), or "": what gpuadmit's placement writes, so a pod
+// reviewed before, or queued after admission, says which node gpuadmit chose for it.
+std::string PreferredHostname(const nlohmann::json& pod_spec);
+
 // True when the node is Ready, not cordoned, carries every nodeSelector label, matches one of
 // the required affinity terms, and has no NoSchedule/NoExecute taint the pod does not tolerate.
 bool CanRunOn(const SchedulingConstraints& constraints, const NodeFacts& node);

@@ -170,8 +170,14 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
       d.trail.push_back(resource + ": no node offers it");
       continue;
     }
+    std::string queued;
+    if (int64_t n = Get(context.snapshot.queued(), resource) -
+                    Get(context.snapshot.unplaceable(), resource);
+        n > 0) {
+      queued = " (" + std::to_string(n) + " counted for pods queued for the scheduler)";
+    }
     d.trail.push_back(resource + " x" + std::to_string(count) +
-                      ": free on no node this pod may use");
+                      ": free on no node this pod may use" + queued);
     auto floor = MinMemoryMib(pod, policy);
     if (!floor.ok()) {
       // A floor that cannot be read cannot be kept: falling back might break it.

@@ -122,25 +122,6 @@ void AddGpuTypePreferences(const std::string& resource, const PlanContext& conte
   }
 }
 
-// The node a single-hostname preferred term names: the pod's choice from an earlier review.
-std::string EarlierHostname(const json* spec) {
-  if (spec == nullptr) return "";
-  const json& terms =
-      At(*spec, {"affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"});
-  if (!terms.is_array()) return "";
-  for (const json& term : terms) {
-    const json& expressions = At(term, {"preference", "matchExpressions"});
-    if (!expressions.is_array() || expressions.size() != 1) continue;
-    const json& e = expressions[0];
-    const json& values = At(e, {"values"});
-    if (StringAt(e, {"key"}) == kHostnameLabel && StringAt(e, {"operator"}) == "In" &&
-        values.is_array() && values.size() == 1 && values[0].is_string()) {
-      return values[0].get<std::string>();
-    }
-  }
-  return "";
-}
-
 std::string Percent(std::optional<double> v) {
   if (!v) return "-";
   char buf[32];
@@ -148,11 +129,16 @@ std::string Percent(std::optional<double> v) {
   return buf;
 }
 
-// "8/8 free, idle 8, avg util 0.0%, avg mem 0.0%", as seed 000 describes a node.
-std::string Describe(const RankedNode& r, PlacementStrategy strategy) {
+// "8/8 free, idle 8, avg util 0.0%, avg mem 0.0%", as seed 000 describes a node; with pods
+// queued for the scheduler counted on it, "2/8 free (used 2, queued 4), idle 2, ...".
+std::string Describe(const RankedNode& r, const std::string& resource, PlacementStrategy strategy) {
   if (!r.fits) return "cannot take it: " + r.why_not;
-  std::string s = std::to_string(r.free) + "/" + std::to_string(r.allocatable) + " free, idle " +
-                  std::to_string(r.idle);
+  std::string s = std::to_string(r.free) + "/" + std::to_string(r.allocatable) + " free";
+  if (int64_t queued = Get(r.node->queued, resource); queued > 0) {
+    s += " (used " + std::to_string(Get(r.node->used, resource)) + ", queued " +
+         std::to_string(queued) + ")";
+  }
+  s += ", idle " + std::to_string(r.idle);
   if (r.utilization_percent || r.memory_used_percent) {
     s += ", avg util " + Percent(r.utilization_percent) + ", avg mem " +
          Percent(r.memory_used_percent);
@@ -178,7 +164,8 @@ void Explain(const NodeRanking& ranking, const NodeAsk& primary, const Placement
   if (ranking.kept_earlier) d.trail.push_back("  the pod's earlier choice still fits: kept");
   for (const RankedNode& r : ranking.explained) {
     bool chosen = ranking.chosen && ranking.chosen->node == r.node;
-    d.trail.push_back("  " + r.node->name() + ": " + Describe(r, placement.strategy) +
+    d.trail.push_back("  " + r.node->name() + ": " +
+                      Describe(r, primary.resource, placement.strategy) +
                       (r.fits && !chosen ? " (ranked lower)" : ""));
   }
   if (ranking.examined > ranking.explained.size()) {
@@ -214,7 +201,9 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
                 Decision& d) {
   const PlacementPolicy& placement = context.policy.placement;
   const NodeAsk& primary = asks.front();
-  NodeRanking ranking = RankNodes(context, constraints, asks, EarlierHostname(pod.spec));
+  NodeRanking ranking =
+      RankNodes(context, constraints, asks,
+                pod.spec == nullptr ? std::string() : PreferredHostname(*pod.spec));
   if (context.explain) Explain(ranking, primary, placement, d);
   std::string what = std::to_string(primary.count) + " " + primary.resource;
   if (!ranking.chosen) {
@@ -260,7 +249,7 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
   }
   if (context.explain) {
     d.trail.push_back("Selected node '" + node.name() +
-                      "': " + Describe(*ranking.chosen, placement.strategy));
+                      "': " + Describe(*ranking.chosen, primary.resource, placement.strategy));
     d.trail.push_back("  affinity " + affinity);
     d.trail.push_back("  counts on " + what + " of " + node.name());
     d.trail.push_back("==========================");

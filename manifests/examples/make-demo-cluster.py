@@ -639,11 +639,21 @@ def workload_pods():
             owner=("Job", "eval-mmlu", job_uid), generate_name="eval-mmlu-%d-" % index,
             started="2025-06-03T10:02:18Z", **on("gpu-small")))
 
-    # Just created, not yet bound by the scheduler: asks for a 2g.20gb but holds nothing.
-    pods.append(pod(
+    # Queued and not bound: it asks for a 2g.20gb, which gpu-medium has free, but the scheduler
+    # found no node with its 4 CPUs free (a reason the inventory does not see) and marked it
+    # Unschedulable, so it holds no device (docs/decisions.md, "A device's life").
+    qwen = pod(
         "qwen-eval", "ml-research",
         [gpu_container("eval", "vllm/vllm-openai:v0.6.4", "2g.20gb", "4", "32Gi")],
-        labels={"app": "qwen-eval"}, phase="Pending", started="2025-06-03T10:41:15Z"))
+        labels={"app": "qwen-eval"}, phase="Pending", started="2025-06-03T10:41:15Z")
+    qwen["status"]["conditions"] = [{
+        "lastProbeTime": None, "lastTransitionTime": "2025-06-03T10:41:15Z",
+        "message": "0/3 nodes are available: 1 Insufficient cpu, 1 Insufficient "
+                   "nvidia.com/mig-2g.20gb, 1 node(s) had untolerated taint "
+                   "{node-role.kubernetes.io/control-plane: }. preemption: 0/3 nodes are "
+                   "available: 3 No preemption victims found for incoming pod.",
+        "reason": "Unschedulable", "status": "False", "type": "PodScheduled"}]
+    pods.append(qwen)
     return pods
 
 

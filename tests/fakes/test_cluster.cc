@@ -116,6 +116,14 @@ ClusterGpuMetrics MetricsOf(std::string_view exposition) {
   return ClusterGpuMetrics::FromReading(GpuReadingFromExposition(exposition), MetricsTime{});
 }
 
+nlohmann::json GpuPodReview(const std::string& name, const std::string& uid) {
+  nlohmann::json review = ReadJsonFile("tests/fixtures/gpu/kubectl-pod.json");
+  review["request"]["uid"] = uid;
+  review["request"]["name"] = name;
+  review["request"]["object"]["metadata"]["name"] = name;
+  return review;
+}
+
 nlohmann::json PatchOf(const nlohmann::json& response) {
   if (!response.contains("patch")) return nlohmann::json::array();
   static const std::string kAlphabet =

@@ -74,6 +74,10 @@ std::string DcgmGpu(const std::string& host, int gpu, double utilization_percent
 // The metrics of one reading of exposition text (a fixture, or DcgmGpu lines).
 ClusterGpuMetrics MetricsOf(std::string_view exposition);
 
+// tests/fixtures/gpu/kubectl-pod.json, a Pod CREATE in "default" asking one mig-2g.20gb, as the
+// review of the pod `name` with request uid `uid`.
+nlohmann::json GpuPodReview(const std::string& name, const std::string& uid);
+
 // The RFC 6902 operations an AdmissionReview answer's base64 `patch` carries ([] when none).
 nlohmann::json PatchOf(const nlohmann::json& response);
 

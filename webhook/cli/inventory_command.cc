@@ -1,4 +1,5 @@
-// gpuadmit inventory: nodes, GPUs, and per resource allocatable/used/pending/free, with GPU
+// gpuadmit inventory: nodes, GPUs, and per resource allocatable/used/queued/free (queued: pods
+// waiting for the scheduler, counted where docs/decisions.md says), with GPU
 // utilisation and memory when a metrics source is given. From a --cluster file, or from the
 // Kubernetes API (--kubeconfig, or in-cluster by default) after one full sync.
 #include <fmt/format.h>
@@ -116,11 +117,6 @@ int InventoryCommand(int argc, char** argv) {
     }
     return total > 0 ? fmt::format("{:.0f}/{:.0f}Mi", used, total) : std::string("-");
   };
-  auto pending_on = [&](const NodeInventory& n, const std::string& r) {
-    auto it = s.pending_by_node().find(n.name());
-    return it == s.pending_by_node().end() ? 0 : Get(it->second, r);
-  };
-
   if (format == "json") {
     json out = json::array();
     for (const NodeInventory& n : s.nodes()) {
@@ -128,7 +124,7 @@ int InventoryCommand(int argc, char** argv) {
       for (const auto& [r, alloc] : n.facts->allocatable) {
         resources[r] = {{"allocatable", alloc},
                         {"used", Get(n.used, r)},
-                        {"pending", pending_on(n, r)},
+                        {"queued", Get(n.queued, r)},
                         {"free", n.Free(r)}};
       }
       json row = {{"node", n.name()},
@@ -147,9 +143,9 @@ int InventoryCommand(int argc, char** argv) {
     return kExitOk;
   }
   constexpr std::string_view kRow =
-      "{:<24} {:<24} {:<16} {:<26} {:>6} {:>6} {:>8} {:>6} {:>5} {:>16}\n";
+      "{:<24} {:<24} {:<16} {:<26} {:>6} {:>6} {:>7} {:>6} {:>5} {:>16}\n";
   std::cout << fmt::format(fmt::runtime(kRow), "NODE", "PRODUCT", "STATUS", "RESOURCE", "ALLOC",
-                           "USED", "PENDING", "FREE", "UTIL", "GPU MEMORY");
+                           "USED", "QUEUED", "FREE", "UTIL", "GPU MEMORY");
   for (const NodeInventory& n : s.nodes()) {
     std::string status = n.facts->ready ? "Ready" : "NotReady";
     if (n.facts->unschedulable) status += ",Cordoned";
@@ -162,11 +158,12 @@ int InventoryCommand(int argc, char** argv) {
     }
     for (const auto& [r, alloc] : n.facts->allocatable) {
       std::cout << fmt::format(fmt::runtime(kRow), n.name(), product, status, r, alloc,
-                               Get(n.used, r), pending_on(n, r), n.Free(r), util, memory(m));
+                               Get(n.used, r), Get(n.queued, r), n.Free(r), util, memory(m));
     }
   }
-  for (const auto& [r, count] : s.pending()) {
-    std::cout << fmt::format("pending, not yet bound: {} {}\n", r, count);
+  for (const auto& [r, count] : s.unplaceable()) {
+    std::cout << fmt::format(
+        "queued, held nowhere (fits on no node it may use, or Unschedulable): {} {}\n", r, count);
   }
   if (metrics) {
     for (const NodeGpuMetrics& m : metrics->nodes()) {

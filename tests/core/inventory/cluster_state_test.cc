@@ -37,13 +37,13 @@ TEST(ClusterState, PodsMoveTheirUsageAsTheyChangeAndGo) {
   ClusterState state("gpuadmit.io/reservation");
   state.UpsertNode(Node("n1", 4));
   state.UpsertNode(Node("n2", 4));
-  state.UpsertPod(Pod("ns/a", "", 1));  // pending
-  EXPECT_EQ(Get(state.Snapshot(1).pending(), k2g), 1);
+  state.UpsertPod(Pod("ns/a", "", 1));  // queued
+  EXPECT_EQ(Get(state.Snapshot(1).queued(), k2g), 1);
   state.UpsertPod(Pod("ns/a", "n1", 1));  // bound
   state.UpsertPod(Pod("ns/b", "n1", 2));
   InventorySnapshot s = state.Snapshot(2);
   EXPECT_EQ(s.FindNode("n1")->Free(k2g), 1);
-  EXPECT_TRUE(s.pending().empty());
+  EXPECT_TRUE(s.queued().empty());
   state.UpsertPod(Pod("ns/b", "n1", 2, /*terminal=*/true));  // Succeeded frees its devices
   state.DeletePod("ns/a");
   EXPECT_EQ(state.Snapshot(3).FindNode("n1")->Free(k2g), 4);
@@ -131,8 +131,13 @@ TEST(ReadPod, APendingPodPinnedToOneNodeSaysWhich) {
   EXPECT_EQ(p.key, "ns/ds-1");
   EXPECT_EQ(p.wanted_node, "gpu-small");
   ClusterState state("gpuadmit.io/reservation");
+  NodeFacts node = Node("gpu-small", 0);
+  node.allocatable = {{"nvidia.com/gpu", 2}};
+  state.UpsertNode(node);
   state.UpsertPod(p);
-  EXPECT_EQ(Get(state.Snapshot(1).pending_by_node().at("gpu-small"), "nvidia.com/gpu"), 1);
+  InventorySnapshot s = state.Snapshot(1);
+  EXPECT_EQ(s.FindNode("gpu-small")->queued, (ResourceList{{"nvidia.com/gpu", 1}}));
+  EXPECT_EQ(s.FindNode("gpu-small")->Free("nvidia.com/gpu"), 1);
 }
 
 }  // namespace

@@ -31,7 +31,9 @@ TEST(InventorySnapshot, DemoClusterHasSeed003CapacityAndItsRunningPodsSubtracted
   EXPECT_EQ(medium.Free("nvidia.com/mig-1g.10gb"), 3);
   EXPECT_EQ(small.Product(), "NVIDIA-H200");
   EXPECT_TRUE(small.facts->ready);
-  EXPECT_EQ(s.pending(), (ResourceList{{"nvidia.com/mig-2g.20gb", 1}}));  // qwen-eval, unbound
+  // qwen-eval: unbound, and marked Unschedulable for want of CPU, so it holds no device
+  EXPECT_EQ(s.queued(), (ResourceList{{"nvidia.com/mig-2g.20gb", 1}}));
+  EXPECT_EQ(s.unplaceable(), (ResourceList{{"nvidia.com/mig-2g.20gb", 1}}));
   const NodeInventory& control = Node(s, "gpu-sim-control-plane");
   ASSERT_EQ(control.facts->taints.size(), 1u);
   EXPECT_EQ(control.facts->taints[0].effect, "NoSchedule");

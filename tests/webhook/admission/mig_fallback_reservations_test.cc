@@ -35,11 +35,7 @@ struct Outcome {
 };
 
 Outcome ReviewOne(int i, const InventorySnapshot& s, SharedLedger& ledger) {
-  json review = testing::ReadJsonFile("tests/fixtures/gpu/kubectl-pod.json");
-  std::string name = "gpu-pod-" + std::to_string(i);
-  review["request"]["uid"] = "uid-" + std::to_string(i);
-  review["request"]["name"] = name;
-  review["request"]["object"]["metadata"]["name"] = name;
+  json review = testing::GpuPodReview("gpu-pod-" + std::to_string(i), "uid-" + std::to_string(i));
   Policy policy;
   policy.placement.enabled = false;  // the patches are the fallback's alone
   auto answer = Review(review.dump(), s, policy, &ledger);

@@ -116,7 +116,8 @@ TEST_F(KubeInventoryTest, InitialSyncInPagesGivesTheDemoClustersFreeCounts) {
   EXPECT_EQ(Free(*s, "gpu-small", k1g), 22);
   EXPECT_EQ(Free(*s, "gpu-medium", k2g), 7);
   EXPECT_EQ(Free(*s, "gpu-medium", k1g), 3);
-  EXPECT_EQ(Get(s->pending(), k2g), 1);
+  EXPECT_EQ(Get(s->queued(), k2g), 1);
+  EXPECT_EQ(Get(s->unplaceable(), k2g), 1);  // qwen-eval: the scheduler marked it Unschedulable
   EXPECT_TRUE(inventory_->Synced());
   int pages = 0;
   for (const auto& r : api_.requests()) {
@@ -165,6 +166,46 @@ TEST_F(KubeInventoryTest, WatchEventsMoveFreeCountsAndTerminalPodsFreeTheirDevic
   api_.PushWatchEvent(
       "pods", {{"type", "DELETED"}, {"object", GpuPod("p2", "gpu-small", "Running", k1g, "104")}});
   WaitFor([](const InventorySnapshot& s) { return Free(s, "gpu-small", k1g) == 22; });
+}
+
+// A device's life through the watch (docs/decisions.md): created -> queued (counted on the node
+// it may use) -> bound (used) -> terminated (free); deleted while queued frees it too; queued but
+// marked Unschedulable by the scheduler holds nothing.
+TEST_F(KubeInventoryTest, AWatchedPodIsQueuedThenUsedThenFreeThroughItsLife) {
+  Start();
+  WaitFor([](const InventorySnapshot& s) { return s.nodes().size() == 3; });
+  ASSERT_TRUE(api_.WaitForWatches("pods", 1, seconds(10)));
+  auto queued_on_medium = [](const InventorySnapshot& s) {
+    return Get(s.FindNode("gpu-medium")->queued, "nvidia.com/mig-2g.20gb");
+  };
+  api_.PushWatchEvent("pods",
+                      {{"type", "ADDED"}, {"object", GpuPod("p1", "", "Pending", k2g, "101")}});
+  auto s = WaitFor([&](const InventorySnapshot& x) { return queued_on_medium(x) == 1; });
+  EXPECT_EQ(Free(*s, "gpu-medium", k2g), 6);
+  api_.PushWatchEvent("pods", {{"type", "MODIFIED"},
+                               {"object", GpuPod("p1", "gpu-medium", "Running", k2g, "102")}});
+  s = WaitFor([&](const InventorySnapshot& x) { return queued_on_medium(x) == 0; });
+  EXPECT_EQ(Get(s->FindNode("gpu-medium")->used, k2g), 6);
+  EXPECT_EQ(Free(*s, "gpu-medium", k2g), 6);
+  api_.PushWatchEvent("pods", {{"type", "MODIFIED"},
+                               {"object", GpuPod("p1", "gpu-medium", "Succeeded", k2g, "103")}});
+  WaitFor([](const InventorySnapshot& x) { return Free(x, "gpu-medium", k2g) == 7; });
+  api_.PushWatchEvent("pods",
+                      {{"type", "ADDED"}, {"object", GpuPod("p2", "", "Pending", k2g, "104")}});
+  WaitFor([](const InventorySnapshot& x) { return Free(x, "gpu-medium", k2g) == 6; });
+  api_.PushWatchEvent("pods",
+                      {{"type", "DELETED"}, {"object", GpuPod("p2", "", "Pending", k2g, "105")}});
+  WaitFor([](const InventorySnapshot& x) { return Free(x, "gpu-medium", k2g) == 7; });
+  json stuck = GpuPod("p3", "", "Pending", k2g, "106");
+  stuck["status"]["conditions"] = {
+      {{"type", "PodScheduled"},
+       {"status", "False"},
+       {"reason", "Unschedulable"},
+       {"message", "0/3 nodes are available: 3 Insufficient memory."}}};
+  api_.PushWatchEvent("pods", {{"type", "ADDED"}, {"object", stuck}});
+  s = WaitFor([](const InventorySnapshot& x) { return Get(x.queued(), k2g) == 2; });
+  EXPECT_EQ(Get(s->unplaceable(), k2g), 2);  // qwen-eval and p3
+  EXPECT_EQ(Free(*s, "gpu-medium", k2g), 7);
 }
 
 TEST_F(KubeInventoryTest, TheRecordedWatchStreamAddsModifiesAndDeletesItsPod) {
@@ -305,7 +346,7 @@ TEST_F(KubeInventoryTest, AReservationEndsWhenItsPodArrives) {
   pod["metadata"]["annotations"] = {{"gpuadmit.io/reservation", "key-1"}};
   api_.PushWatchEvent("pods", {{"type", "ADDED"}, {"object", pod}});
   WaitFor(
-      [](const InventorySnapshot& s) { return Get(s.pending(), "nvidia.com/mig-2g.20gb") == 2; });
+      [](const InventorySnapshot& s) { return Get(s.queued(), "nvidia.com/mig-2g.20gb") == 2; });
   // Released right after the snapshot that counts the pod was handed over.
   for (int i = 0; i < 1000 && ledger_.size() != 0; ++i)
     std::this_thread::sleep_for(milliseconds(1));
