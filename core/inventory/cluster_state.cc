@@ -28,10 +28,11 @@ void ClusterState::Count(const PodRecord& pod, int sign) {
     return;
   }
   AddInto(queued_, pod.need, sign);
+  std::pair<std::string, std::string> entry(pod.queued ? pod.queued->created : "", pod.key);
   if (sign > 0) {
-    queue_.emplace(pod.created, pod.key);
+    queue_.insert(std::move(entry));
   } else {
-    queue_.erase({pod.created, pod.key});
+    queue_.erase(entry);
   }
 }
 

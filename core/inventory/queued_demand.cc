@@ -13,8 +13,13 @@ int64_t Left(const NodeInventory& node, const std::string& resource) {
          Get(node.queued, resource);
 }
 
+// A pod built without QueuedFacts (tests, hand-made records): no constraints, no preference.
+const QueuedFacts kNoFacts;
+
+const QueuedFacts& FactsOf(const PodRecord& pod) { return pod.queued ? *pod.queued : kNoFacts; }
+
 bool Takes(const NodeInventory& node, const PodRecord& pod) {
-  if (!CanRunOn(pod.constraints, *node.facts)) return false;
+  if (!CanRunOn(FactsOf(pod).constraints, *node.facts)) return false;
   return std::all_of(pod.need.begin(), pod.need.end(),
                      [&](const auto& need) { return Left(node, need.first) >= need.second; });
 }
@@ -33,7 +38,7 @@ class QueuedPlacer {
       NodeInventory* pinned = Find(pod.wanted_node);
       return pinned != nullptr && Takes(*pinned, pod) ? pinned : nullptr;
     }
-    if (NodeInventory* preferred = Find(pod.preferred_node)) {
+    if (NodeInventory* preferred = Find(FactsOf(pod).preferred_node)) {
       if (Takes(*preferred, pod)) return preferred;
     }
     for (NodeInventory* node : Offering(pod.need.begin()->first)) {
@@ -79,7 +84,7 @@ ResourceList CountQueuedDemand(std::span<const PodRecord* const> queued,
   QueuedPlacer placer(nodes);
   for (const PodRecord* pod : queued) {
     if (pod->need.empty()) continue;
-    NodeInventory* node = pod->unschedulable ? nullptr : placer.Place(*pod);
+    NodeInventory* node = FactsOf(*pod).unschedulable ? nullptr : placer.Place(*pod);
     AddInto(node != nullptr ? node->queued : nowhere, pod->need);
   }
   return nowhere;

@@ -1,5 +1,7 @@
 #include "core/kube/kube_objects.h"
 
+#include <algorithm>
+
 #include "core/json/json_fields.h"
 #include "core/kube/quantity.h"
 
@@ -121,17 +123,16 @@ PodRecord ReadPod(const json& pod, std::string_view reservation_annotation) {
   p.need = ReadPodRequirements(spec).effective;
   p.reservation = StringAt(pod, {"metadata", "annotations", reservation_annotation});
   if (!p.node.empty() || p.terminal || p.need.empty()) return p;
-  p.created = StringAt(pod, {"metadata", "creationTimestamp"});
-  p.preferred_node = PreferredHostname(spec);
-  p.constraints = ReadSchedulingConstraints(spec);
+  auto queued = std::make_shared<QueuedFacts>();
+  queued->created = StringAt(pod, {"metadata", "creationTimestamp"});
+  queued->preferred_node = PreferredHostname(spec);
+  queued->constraints = ReadSchedulingConstraints(spec);
   if (const json& conditions = At(pod, {"status", "conditions"}); conditions.is_array()) {
-    for (const json& c : conditions) {
-      if (StringAt(c, {"type"}) == "PodScheduled") {
-        p.unschedulable =
-            StringAt(c, {"status"}) == "False" && StringAt(c, {"reason"}) == "Unschedulable";
-      }
-    }
+    queued->unschedulable = std::any_of(conditions.begin(), conditions.end(), [](const json& c) {
+      return StringAt(c, {"reason"}) == "Unschedulable";
+    });
   }
+  p.queued = std::move(queued);
   return p;
 }
 
@@ -151,7 +152,7 @@ const FieldTrie& PodFields() {
        "spec.affinity.nodeAffinity.**", "spec.tolerations.**", "spec.containers.*.name",
        "spec.containers.*.resources.**", "spec.initContainers.*.name",
        "spec.initContainers.*.restartPolicy", "spec.initContainers.*.resources.**", "status.phase",
-       "status.conditions.*.type", "status.conditions.*.status", "status.conditions.*.reason"});
+       "status.conditions.*.reason"});
   return trie;
 }
 

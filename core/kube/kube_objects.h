@@ -9,6 +9,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -44,9 +45,19 @@ struct NodeFacts {
   GpuFacts gpu;
 };
 
-// A Pod as the inventory counts it. The fields after `reservation` are read for unbound pods
-// only (queued for the scheduler): where their demand is counted (docs/decisions.md, "A device's
-// life"); a bound pod's demand is simply its node's.
+// What the inventory keeps of a pod queued for the scheduler (unbound, not terminal, with a
+// need) to decide where its demand counts (queued_demand.h). Bound pods have none: 150,000 of
+// them pay one pointer each.
+struct QueuedFacts {
+  std::string created;                // metadata.creationTimestamp (RFC 3339): the queue's order
+  std::string preferred_node;         // a single-hostname preferred term's node (gpuadmit's choice)
+  SchedulingConstraints constraints;  // the nodes it may use
+  // The scheduler tried and found no node: a condition with reason Unschedulable (only
+  // PodScheduled=False carries it).
+  bool unschedulable = false;
+};
+
+// A Pod as the inventory counts it.
 struct PodRecord {
   std::string key;          // namespace/name
   std::string node;         // spec.nodeName; "" while unbound
@@ -54,12 +65,7 @@ struct PodRecord {
   bool terminal = false;    // Succeeded or Failed: holds nothing
   ResourceList need;        // effective managed requests
   std::string reservation;  // the reservation key gpuadmit's patch wrote, if any
-
-  std::string created;                // metadata.creationTimestamp (RFC 3339): the queue's order
-  std::string preferred_node;         // a single-hostname preferred term's node (gpuadmit's choice)
-  SchedulingConstraints constraints;  // the nodes it may use
-  // The scheduler tried and found no node (condition PodScheduled False, reason Unschedulable).
-  bool unschedulable = false;
+  std::shared_ptr<const QueuedFacts> queued;  // queued pods only; immutable, shared by copies
 };
 
 NodeFacts ReadNode(const nlohmann::json& node);

@@ -169,7 +169,9 @@ TEST(ReadPod, AQueuedPodKeepsWhatItsPlacementNeeds) {
   json pod = PodJson("q", 5, 1, "", json::parse(R"({"nodeSelector":{"pool":"h100"},
     "tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]})"),
                      kUnschedulable);
-  PodRecord p = Pod(pod);
+  PodRecord record = Pod(pod);
+  ASSERT_NE(record.queued, nullptr);
+  const QueuedFacts& p = *record.queued;
   EXPECT_EQ(p.created, "2026-11-25T10:00:05Z");
   EXPECT_EQ(p.constraints.node_selector, (std::map<std::string, std::string>{{"pool", "h100"}}));
   ASSERT_EQ(p.constraints.tolerations.size(), 1u);
@@ -179,14 +181,15 @@ TEST(ReadPod, AQueuedPodKeepsWhatItsPlacementNeeds) {
   options.keep = &PodFields();
   auto lean = ParseJson(pod.dump(), options);
   ASSERT_TRUE(lean.ok()) << lean.error().message;
-  PodRecord from_lean = Pod(lean.value());
+  PodRecord from_lean_record = Pod(lean.value());
+  ASSERT_NE(from_lean_record.queued, nullptr);
+  const QueuedFacts& from_lean = *from_lean_record.queued;
   EXPECT_EQ(from_lean.created, p.created);
   EXPECT_EQ(from_lean.constraints.node_selector, p.constraints.node_selector);
   EXPECT_EQ(from_lean.constraints.tolerations, p.constraints.tolerations);
   EXPECT_TRUE(from_lean.unschedulable);
   PodRecord bound = Pod(PodJson("b", 5, 1, "n1", json::object(), kUnschedulable));
-  EXPECT_FALSE(bound.unschedulable);  // read for queued pods only
-  EXPECT_TRUE(bound.created.empty());
+  EXPECT_EQ(bound.queued, nullptr);  // read for queued pods only
 }
 
 }  // namespace
