@@ -45,67 +45,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench/load/load_options.h"
+
 namespace gpuadmit::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct Options {
-  std::string host;
-  int port = 0;
-  std::string path;
-  std::string body_file;
-  int connections = 64;
-  int threads = 2;
-  int warmup_s = 1;
-  int duration_s = 10;
-  int timeout_s = 2;
-};
-
-// https://HOST:PORT/PATH with a numeric IPv4 host (run.sh measures 127.0.0.1 only).
-bool ParseUrl(std::string_view url, Options& o) {
-  constexpr std::string_view kScheme = "https://";
-  if (url.substr(0, kScheme.size()) != kScheme) return false;
-  url.remove_prefix(kScheme.size());
-  size_t colon = url.find(':');
-  size_t slash = url.find('/');
-  if (colon == std::string_view::npos || slash == std::string_view::npos || slash < colon) {
-    return false;
-  }
-  o.host = std::string(url.substr(0, colon));
-  o.port = std::atoi(std::string(url.substr(colon + 1, slash - colon - 1)).c_str());
-  o.path = std::string(url.substr(slash));
-  return o.port > 0 && o.port < 65536;
-}
-
-bool ParseOptions(int argc, char** argv, Options& o) {
-  bool have_url = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i + 1 >= argc) return false;
-    const char* v = argv[++i];
-    if (a == "--url") {
-      if (!ParseUrl(v, o)) return false;
-      have_url = true;
-    } else if (a == "--body") {
-      o.body_file = v;
-    } else if (a == "--connections") {
-      o.connections = std::atoi(v);
-    } else if (a == "--threads") {
-      o.threads = std::atoi(v);
-    } else if (a == "--warmup") {
-      o.warmup_s = std::atoi(v);
-    } else if (a == "--duration") {
-      o.duration_s = std::atoi(v);
-    } else if (a == "--timeout") {
-      o.timeout_s = std::atoi(v);
-    } else {
-      return false;
-    }
-  }
-  return have_url && !o.body_file.empty() && o.connections > 0 && o.threads > 0 &&
-         o.threads <= o.connections && o.warmup_s >= 0 && o.duration_s > 0 && o.timeout_s > 0;
-}
 
 enum class Phase { kConnect, kWarmup, kMeasure, kStop };
 

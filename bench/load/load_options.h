@@ -1,0 +1,30 @@
+// The command line of gpuadmit_load (load_client.cc): where to send what, over how many
+// connections and threads, for how long.
+//
+//   Options o;
+//   if (!ParseOptions(argc, argv, o)) return 2;  // after printing the usage
+//
+// Thread safety: used from main only.
+#pragma once
+
+#include <string>
+
+namespace gpuadmit::bench {
+
+struct Options {
+  std::string host;
+  int port = 0;
+  std::string path;
+  std::string body_file;
+  int connections = 64;
+  int threads = 2;
+  int warmup_s = 1;
+  int duration_s = 10;
+  int timeout_s = 2;
+};
+
+// Reads argv into `o`; false for bad usage (an unknown flag, a flag without its value, a URL
+// that is not https://IPv4:PORT/PATH, a count out of range).
+bool ParseOptions(int argc, char** argv, Options& o);
+
+}  // namespace gpuadmit::bench
