@@ -119,6 +119,32 @@ SchedulingConstraints ReadSchedulingConstraints(const json& pod_spec) {
   return c;
 }
 
+std::vector<WeightedTerm> ReadPreferredTerms(const json& pod_spec) {
+  std::vector<WeightedTerm> out;
+  const json& terms =
+      At(pod_spec, {"affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"});
+  if (!terms.is_array()) return out;
+  for (const json& t : terms) {
+    const json& preference = At(t, {"preference"});
+    const json& weight = At(t, {"weight"});
+    if (!preference.is_object() || !weight.is_number_integer()) continue;
+    WeightedTerm w;
+    w.weight = weight.get<int32_t>();
+    w.term.requirements = ReadRequirements(preference, "matchExpressions", false);
+    auto fields = ReadRequirements(preference, "matchFields", true);
+    w.term.requirements.insert(w.term.requirements.end(), fields.begin(), fields.end());
+    if (!w.term.requirements.empty()) out.push_back(std::move(w));
+  }
+  return out;
+}
+
+bool TermMatches(const NodeSelectorTerm& term, const NodeFacts& node) {
+  // An empty term matches no node (the scheduler's rule).
+  return !term.requirements.empty() &&
+         std::all_of(term.requirements.begin(), term.requirements.end(),
+                     [&](const auto& r) { return Matches(r, node); });
+}
+
 bool CanRunOn(const SchedulingConstraints& constraints, const NodeFacts& node) {
   if (!node.ready || node.unschedulable) return false;
   for (const auto& [key, value] : constraints.node_selector) {
@@ -127,12 +153,7 @@ bool CanRunOn(const SchedulingConstraints& constraints, const NodeFacts& node) {
   }
   if (!constraints.required_terms.empty() &&
       std::none_of(constraints.required_terms.begin(), constraints.required_terms.end(),
-                   [&](const NodeSelectorTerm& term) {
-                     // An empty term matches no node (the scheduler's rule).
-                     return !term.requirements.empty() &&
-                            std::all_of(term.requirements.begin(), term.requirements.end(),
-                                        [&](const auto& r) { return Matches(r, node); });
-                   })) {
+                   [&](const NodeSelectorTerm& term) { return TermMatches(term, node); })) {
     return false;
   }
   for (const Taint& taint : node.taints) {

@@ -9,6 +9,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -50,9 +51,23 @@ struct SchedulingConstraints {
   std::vector<Toleration> tolerations;
 };
 
+// A preferred node-affinity term: a node matching `term` gets `weight` (1..100) in the
+// scheduler's NodeAffinity score.
+struct WeightedTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm term;
+};
+
 struct NodeFacts;
 
 SchedulingConstraints ReadSchedulingConstraints(const nlohmann::json& pod_spec);
+
+// The pod's preferredDuringSchedulingIgnoredDuringExecution terms, in order. Empty preferences
+// are left out: the API gives them an implicit weight of 0.
+std::vector<WeightedTerm> ReadPreferredTerms(const nlohmann::json& pod_spec);
+
+// Whether `node` meets every requirement of `term`; an empty term matches no node.
+bool TermMatches(const NodeSelectorTerm& term, const NodeFacts& node);
 
 // The node a preferred node-affinity term of exactly one `kubernetes.io/hostname In [node]`
 // expression names (the first such term), or "": what gpuadmit's placement writes, so a pod

@@ -1,0 +1,202 @@
+#include "core/sim/scheduler_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/json/json_fields.h"
+#include "core/kube/quantity.h"
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+
+// A container's cpu (milli) or memory (bytes) request, its limit when it states no request (as
+// the apiserver defaults it), and whether it stated either.
+struct Stated {
+  int64_t value = 0;
+  bool stated = false;
+};
+
+Stated ContainerRequest(const json& container, const char* resource) {
+  for (const char* part : {"requests", "limits"}) {
+    const json& q = At(container, {"resources", part, resource});
+    if (!q.is_string() && !q.is_number()) continue;
+    auto milli = ParseQuantityMilli(q.is_string() ? q.get<std::string>() : q.dump());
+    if (!milli.ok()) continue;
+    bool cpu = std::string_view(resource) == kCpuMilli;
+    return {cpu ? milli.value() : milli.value() / 1000, true};
+  }
+  return {};
+}
+
+// Upstream's DefaultNormalizeScore (pkg/scheduler/framework/plugins/helper/normalize_score.go):
+// scaled so the largest becomes kMaxNodeScore, reversed for plugins where less is better.
+void Normalize(std::vector<int64_t>& scores, bool reverse) {
+  int64_t max = 0;
+  for (int64_t s : scores) max = std::max(max, s);
+  for (int64_t& s : scores) {
+    if (max == 0) {
+      s = reverse ? kMaxNodeScore : 0;
+      continue;
+    }
+    s = kMaxNodeScore * s / max;
+    if (reverse) s = kMaxNodeScore - s;
+  }
+}
+
+int64_t LeastRequested(int64_t requested, int64_t capacity) {
+  if (capacity == 0 || requested > capacity) return 0;
+  return (capacity - requested) * kMaxNodeScore / capacity;
+}
+
+int64_t LeastAllocated(const SimPod& pod, const SimNode& node) {
+  int64_t cpu = LeastRequested(node.nonzero_cpu_milli + pod.nonzero_cpu_milli,
+                               Get(node.allocatable, kCpuMilli));
+  int64_t memory =
+      LeastRequested(node.nonzero_memory + pod.nonzero_memory, Get(node.allocatable, kMemoryBytes));
+  return (cpu + memory) / 2;  // cpu and memory, weight 1 each
+}
+
+int64_t BalancedAllocation(const SimPod& pod, const SimNode& node) {
+  std::vector<double> fractions;
+  for (const char* r : {kCpuMilli, kMemoryBytes}) {
+    int64_t allocatable = Get(node.allocatable, r);
+    if (allocatable == 0) continue;
+    double f = static_cast<double>(Get(node.requested, r) + Get(pod.requests, r)) / allocatable;
+    fractions.push_back(std::min(f, 1.0));
+  }
+  double std = fractions.size() == 2 ? std::abs(fractions[0] - fractions[1]) / 2 : 0;
+  return static_cast<int64_t>((1 - std) * kMaxNodeScore);
+}
+
+int64_t PreferredAffinity(const SimPod& pod, const SimNode& node) {
+  int64_t sum = 0;
+  for (const WeightedTerm& t : pod.preferred) {
+    if (TermMatches(t.term, *node.facts)) sum += t.weight;
+  }
+  return sum;
+}
+
+int64_t IntolerablePreferNoSchedule(const SimPod& pod, const SimNode& node) {
+  int64_t count = 0;
+  for (const Taint& taint : node.facts->taints) {
+    if (taint.effect != "PreferNoSchedule") continue;
+    bool tolerated = std::any_of(pod.constraints.tolerations.begin(),
+                                 pod.constraints.tolerations.end(), [&](const Toleration& t) {
+                                   return (t.effect.empty() || t.effect == "PreferNoSchedule") &&
+                                          t.Tolerates(taint);
+                                 });
+    count += tolerated ? 0 : 1;
+  }
+  return count;
+}
+
+}  // namespace
+
+SimPod SimPodFromSpec(const json& pod_spec) {
+  SimPod pod;
+  pod.node_name = StringAt(pod_spec, {"nodeName"});
+  pod.constraints = ReadSchedulingConstraints(pod_spec);
+  pod.preferred = ReadPreferredTerms(pod_spec);
+  pod.requests = ReadPodRequirements(pod_spec).effective;
+  for (const char* r : {kCpuMilli, kMemoryBytes}) {
+    bool cpu = std::string_view(r) == kCpuMilli;
+    int64_t sum = 0;
+    int64_t nonzero = 0;
+    if (const json& containers = At(pod_spec, {"containers"}); containers.is_array()) {
+      for (const json& c : containers) {
+        Stated s = ContainerRequest(c, r);
+        sum += s.value;
+        nonzero += s.stated ? s.value : (cpu ? kDefaultMilliCpuRequest : kDefaultMemoryRequest);
+      }
+    }
+    int64_t init_max = 0;
+    if (const json& init = At(pod_spec, {"initContainers"}); init.is_array()) {
+      for (const json& c : init) init_max = std::max(init_max, ContainerRequest(c, r).value);
+    }
+    if (std::max(sum, init_max) > 0) pod.requests[r] = std::max(sum, init_max);
+    (cpu ? pod.nonzero_cpu_milli : pod.nonzero_memory) = std::max(nonzero, init_max);
+  }
+  return pod;
+}
+
+std::string FilterReason(const SimPod& pod, const SimNode& node) {
+  const NodeFacts& facts = *node.facts;
+  if (facts.unschedulable) return "node is cordoned";
+  if (!facts.ready) return "node is not ready";
+  if (!pod.node_name.empty() && pod.node_name != facts.name) return "pod is bound to another node";
+  for (const Taint& taint : facts.taints) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    if (std::none_of(pod.constraints.tolerations.begin(), pod.constraints.tolerations.end(),
+                     [&](const Toleration& t) { return t.Tolerates(taint); })) {
+      return "untolerated taint " + taint.key;
+    }
+  }
+  for (const auto& [key, value] : pod.constraints.node_selector) {
+    auto it = facts.labels.find(key);
+    if (it == facts.labels.end() || it->second != value) return "node affinity does not match";
+  }
+  const std::vector<NodeSelectorTerm>& terms = pod.constraints.required_terms;
+  if (!terms.empty() && std::none_of(terms.begin(), terms.end(), [&](const NodeSelectorTerm& t) {
+        return TermMatches(t, facts);
+      })) {
+    return "node affinity does not match";
+  }
+  if (node.allocatable.count(kPods) > 0 &&
+      Get(node.requested, kPods) + 1 > Get(node.allocatable, kPods)) {
+    return "insufficient pods";
+  }
+  for (const auto& [resource, count] : pod.requests) {
+    if (count > 0 && Get(node.requested, resource) + count > Get(node.allocatable, resource)) {
+      return "insufficient " + resource;
+    }
+  }
+  return "";
+}
+
+std::vector<int64_t> ScoreNodes(const SimPod& pod, std::span<const SimNode> nodes) {
+  std::vector<size_t> feasible;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (FilterReason(pod, nodes[i]).empty()) feasible.push_back(i);
+  }
+  std::vector<int64_t> taint(feasible.size()), affinity(feasible.size());
+  for (size_t k = 0; k < feasible.size(); ++k) {
+    taint[k] = IntolerablePreferNoSchedule(pod, nodes[feasible[k]]);
+    affinity[k] = PreferredAffinity(pod, nodes[feasible[k]]);
+  }
+  Normalize(taint, /*reverse=*/true);
+  Normalize(affinity, /*reverse=*/false);
+  // BalancedAllocation skips a pod that requests neither cpu nor memory (upstream issue 129138).
+  bool best_effort = Get(pod.requests, kCpuMilli) == 0 && Get(pod.requests, kMemoryBytes) == 0;
+  std::vector<int64_t> totals(nodes.size(), -1);
+  for (size_t k = 0; k < feasible.size(); ++k) {
+    const SimNode& node = nodes[feasible[k]];
+    totals[feasible[k]] = 3 * taint[k] + 2 * affinity[k] + LeastAllocated(pod, node) +
+                          (best_effort ? 0 : BalancedAllocation(pod, node));
+  }
+  return totals;
+}
+
+std::optional<size_t> Schedule(const SimPod& pod, std::span<const SimNode> nodes) {
+  std::vector<int64_t> totals = ScoreNodes(pod, nodes);
+  auto best = std::max_element(totals.begin(), totals.end());
+  if (best == totals.end() || *best < 0) return std::nullopt;
+  return static_cast<size_t>(best - totals.begin());
+}
+
+void Bind(const SimPod& pod, SimNode& node) {
+  for (const auto& [resource, count] : pod.requests) node.requested[resource] += count;
+  node.requested[kPods] += 1;
+  node.nonzero_cpu_milli += pod.nonzero_cpu_milli;
+  node.nonzero_memory += pod.nonzero_memory;
+}
+
+void Unbind(const SimPod& pod, SimNode& node) {
+  for (const auto& [resource, count] : pod.requests) node.requested[resource] -= count;
+  node.requested[kPods] -= 1;
+  node.nonzero_cpu_milli -= pod.nonzero_cpu_milli;
+  node.nonzero_memory -= pod.nonzero_memory;
+}
+
+}  // namespace gpuadmit

@@ -1,0 +1,88 @@
+// SchedulerModel: kube-scheduler's default profile, as far as `gpuadmit simulate` needs it to
+// decide where an admitted pod runs. Filters: NodeUnschedulable, NodeName, TaintToleration
+// (NoSchedule, NoExecute), NodeAffinity (nodeSelector and required terms) and NodeResourcesFit
+// (every requested resource, extended ones included, and the pod count). Scores, each 0-100 and
+// weighted as upstream's default plugin set weighs them
+// (pkg/scheduler/apis/config/v1/default_plugins.go): TaintToleration x3 (intolerable
+// PreferNoSchedule taints, normalised in reverse), NodeAffinity x2 (the weights of the matching
+// preferred terms, normalised to the best node), NodeResourcesFit x1 (LeastAllocated over cpu
+// and memory with the scheduler's non-zero request defaults,
+// pkg/scheduler/framework/plugins/noderesources/least_allocated.go) and
+// NodeResourcesBalancedAllocation x1 (1 - the standard deviation of the cpu and memory
+// fractions, noderesources/balanced_allocation.go). Not modelled, because every node would score
+// the same for the pods simulate replays or because they need objects it does not have:
+// PodTopologySpread, InterPodAffinity, ImageLocality, NodePorts, volumes, preemption. Among nodes
+// with the best total the first in name order wins, where kube-scheduler picks one at random, so
+// a run is reproducible.
+//
+//   std::vector<SimNode> nodes = ...;             // sorted by name
+//   SimPod pod = SimPodFromSpec(spec);
+//   std::optional<size_t> at = Schedule(pod, nodes);
+//   if (at) Bind(pod, nodes[*at]);                // later Unbind(pod, nodes[*at])
+//
+// Thread safety: pure functions over their arguments.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/kube/kube_objects.h"
+#include "core/kube/requirements.h"
+#include "core/kube/scheduling.h"
+
+namespace gpuadmit {
+
+// 100: upstream's MaxNodeScore; 100m CPU and 200 MiB: the requests the scheduler's scoring
+// assumes for a container that states none (pkg/scheduler/util/pod_resources.go).
+inline constexpr int64_t kMaxNodeScore = 100;
+inline constexpr int64_t kDefaultMilliCpuRequest = 100;
+inline constexpr int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
+
+// The resource names SimNode and SimPod use besides the extended ones (nvidia.com/...).
+inline constexpr char kCpuMilli[] = "cpu";  // thousandths of a CPU
+inline constexpr char kMemoryBytes[] = "memory";
+inline constexpr char kPods[] = "pods";
+
+struct SimNode {
+  std::shared_ptr<const NodeFacts> facts;  // name, labels, taints, ready, cordoned
+  ResourceList allocatable;                // cpu (milli), memory (bytes), pods, extended
+  ResourceList requested;                  // by the pods bound here, and one "pods" each
+  int64_t nonzero_cpu_milli = 0;           // requested, with the defaults for containers
+  int64_t nonzero_memory = 0;              // that state none (LeastAllocated reads these)
+};
+
+struct SimPod {
+  std::string node_name;  // spec.nodeName before scheduling: only that node passes
+  SchedulingConstraints constraints;
+  std::vector<WeightedTerm> preferred;
+  ResourceList requests;  // cpu (milli), memory (bytes), extended; summed over containers
+  int64_t nonzero_cpu_milli = 0;
+  int64_t nonzero_memory = 0;
+};
+
+// A pod spec as the scheduler reads it: requests are the effective ones (the larger of the
+// containers' sum and any init container's, plus overhead), limits standing in for absent
+// requests of extended resources.
+SimPod SimPodFromSpec(const nlohmann::json& pod_spec);
+
+// Why `node` cannot take `pod` ("" when it can), in the filters' order: "node is cordoned",
+// "node is not ready", "pod is bound to another node", "untolerated taint KEY", "node affinity
+// does not match", "insufficient RESOURCE".
+std::string FilterReason(const SimPod& pod, const SimNode& node);
+
+// Each node's weighted total, for the nodes that pass the filters (-1 for the others).
+std::vector<int64_t> ScoreNodes(const SimPod& pod, std::span<const SimNode> nodes);
+
+// The node the scheduler binds `pod` to, or nullopt when every filter rejects every node.
+std::optional<size_t> Schedule(const SimPod& pod, std::span<const SimNode> nodes);
+
+// Counts `pod`'s requests on `node` (Bind), or takes them away again (Unbind).
+void Bind(const SimPod& pod, SimNode& node);
+void Unbind(const SimPod& pod, SimNode& node);
+
+}  // namespace gpuadmit
