@@ -41,7 +41,7 @@ void BM_ReviewAsServed(benchmark::State& state) {
     return;
   }
   ReservationLedger ledger(std::chrono::seconds(30));
-  testing::LedgerReservations reservations(ledger);
+  LedgerReservations reservations(ledger);
   ReviewContext context{snapshot, policy.value(), nullptr, &reservations};
   for (auto _ : state) {
     auto answer = Review(Body(), context);

@@ -222,9 +222,13 @@ std::string EncodeAdmissionResponse(const AdmissionRequest& request,
   return out;
 }
 
+namespace {
+constexpr std::string_view kBase64Alphabet =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}  // namespace
+
 std::string Base64Encode(std::string_view bytes) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const char* kAlphabet = kBase64Alphabet.data();
   std::string out((bytes.size() + 2) / 3 * 4, '=');
   const auto* in = reinterpret_cast<const uint8_t*>(bytes.data());
   char* to = out.data();
@@ -242,6 +246,26 @@ std::string Base64Encode(std::string_view bytes) {
     to[0] = kAlphabet[(n >> 18) & 63];
     to[1] = kAlphabet[(n >> 12) & 63];
     if (rest == 2) to[2] = kAlphabet[(n >> 6) & 63];
+  }
+  return out;
+}
+
+Result<std::string> Base64Decode(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  uint32_t bits = 0;
+  int have = 0;
+  size_t end = text.find_last_not_of('=');
+  text = text.substr(0, end == std::string_view::npos ? 0 : end + 1);
+  for (char c : text) {
+    size_t v = kBase64Alphabet.find(c);
+    if (v == std::string_view::npos) return Error{"not base64: a '" + std::string(1, c) + "'"};
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    have += 6;
+    if (have >= 8) {
+      have -= 8;
+      out.push_back(static_cast<char>((bits >> have) & 0xFF));
+    }
   }
   return out;
 }

@@ -83,4 +83,30 @@ class ReservationLedger {
   std::map<std::pair<std::string, std::string>, int64_t, std::less<>> totals_;
 };
 
+// A ReservationLedger seen as the Reservations a plan consults, for single-threaded users:
+// simulate's replay, which moves `*now` along, and core tests, which commit at time zero (no
+// `now`). serve's SharedLedger (webhook/admission) adds the lock and the clock instead.
+class LedgerReservations final : public Reservations {
+ public:
+  explicit LedgerReservations(ReservationLedger& ledger,
+                              const ReservationLedger::TimePoint* now = nullptr)
+      : ledger_(ledger), now_(now) {}
+  int64_t Reserved(std::string_view node, std::string_view resource,
+                   std::string_view except_key) const override {
+    return ledger_.Reserved(node, resource, except_key);
+  }
+  bool Holds(std::string_view key, std::string_view owner) const override {
+    return ledger_.Holds(key, owner);
+  }
+  bool Commit(const std::string& key, const std::string& owner,
+              const std::vector<Claim>& claims) override {
+    return ledger_.Commit(key, owner, claims,
+                          now_ != nullptr ? *now_ : ReservationLedger::TimePoint{});
+  }
+
+ private:
+  ReservationLedger& ledger_;
+  const ReservationLedger::TimePoint* now_;
+};
+
 }  // namespace gpuadmit

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/admission/admission.h"
 #include "core/json/yaml_json.h"
 
 namespace gpuadmit::testing {
@@ -126,17 +127,8 @@ nlohmann::json GpuPodReview(const std::string& name, const std::string& uid) {
 
 nlohmann::json PatchOf(const nlohmann::json& response) {
   if (!response.contains("patch")) return nlohmann::json::array();
-  static const std::string kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string raw;
-  int bits = 0;
-  uint32_t acc = 0;
-  for (char c : response["patch"].get<std::string>()) {
-    if (c == '=') break;
-    acc = (acc << 6) | static_cast<uint32_t>(kAlphabet.find(c));
-    if ((bits += 6) >= 8) raw += static_cast<char>((acc >> (bits -= 8)) & 0xFF);
-  }
-  return nlohmann::json::parse(raw);
+  auto raw = Base64Decode(response["patch"].get<std::string>());
+  return raw.ok() ? nlohmann::json::parse(raw.value()) : nlohmann::json();
 }
 
 }  // namespace gpuadmit::testing

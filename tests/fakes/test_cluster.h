@@ -37,27 +37,6 @@ void AddSharedGpuNode(nlohmann::json& cluster, const std::string& name, const st
 
 InventorySnapshot SnapshotOf(const nlohmann::json& cluster);
 
-// A ReservationLedger seen as the Reservations a plan consults, for single-threaded core tests
-// (the webhook's SharedLedger adds the lock and the clock). Commits at time zero.
-class LedgerReservations final : public Reservations {
- public:
-  explicit LedgerReservations(ReservationLedger& ledger) : ledger_(ledger) {}
-  int64_t Reserved(std::string_view node, std::string_view resource,
-                   std::string_view except_key) const override {
-    return ledger_.Reserved(node, resource, except_key);
-  }
-  bool Holds(std::string_view key, std::string_view owner) const override {
-    return ledger_.Holds(key, owner);
-  }
-  bool Commit(const std::string& key, const std::string& owner,
-              const std::vector<Claim>& claims) override {
-    return ledger_.Commit(key, owner, claims, {});
-  }
-
- private:
-  ReservationLedger& ledger_;
-};
-
 // The recorded Tesla T4 Node (tests/fixtures/nodes/tesla-t4-x2-gpu-2-kubectl-edit.yaml), renamed
 // (name and kubernetes.io/hostname) to `name`, with `gpus` allocatable nvidia.com/gpu and the
 // nvidia.com/gpu.product label `product`.

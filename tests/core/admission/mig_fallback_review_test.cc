@@ -117,7 +117,7 @@ TEST(Seed003, TwelvePodsTakeEvery2gThe13thFallsBackTo1gThen1gRunsOutToo) {
 
 TEST(Seed003, ReservationsAloneGiveTheSameOutcomesBeforeAnyPodIsBound) {
   ReservationLedger ledger(std::chrono::seconds(30));
-  testing::LedgerReservations reservations(ledger);  // commits at one instant
+  LedgerReservations reservations(ledger);  // commits at one instant
   EXPECT_EQ(AdmitFortyFive(&reservations), Seed003Outcomes());
 }
 

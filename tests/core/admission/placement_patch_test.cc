@@ -206,7 +206,7 @@ TEST(PlacementPatch, ReviewingAPlacedPodAgainChangesNothing) {
   policy.worker_defaults.tolerations = {{"nvidia.com/gpu", "Equal", "true", "NoSchedule"}};
   policy.worker_defaults.shm_size = "2Gi";
   ReservationLedger ledger(std::chrono::seconds(30));
-  testing::LedgerReservations view(ledger);
+  LedgerReservations view(ledger);
   for (AffinityMode mode : {AffinityMode::kPreferred, AffinityMode::kRequired}) {
     policy.placement.affinity = mode;
     std::string body = testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod-whole-gpu.json");

@@ -261,7 +261,7 @@ TEST(Placement, ReservationsOfOtherAdmissionsCountAsTaken) {
   json cluster = ListOf({GpuNode("gpu-a", 2), GpuNode("gpu-b", 1)});
   InventorySnapshot s = SnapshotOf(cluster);
   ReservationLedger ledger(std::chrono::seconds(30));
-  testing::LedgerReservations view(ledger);
+  LedgerReservations view(ledger);
   json spec = GpuPodSpec(1);
   PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
   std::vector<std::string> chosen;
