@@ -64,11 +64,18 @@ json ReviewOf(const json& pod, const std::string& uid) {
 std::pair<json, bool> Admit(const json& pod, const std::string& uid, const ReviewContext& context) {
   auto answer = Review(ReviewOf(pod, uid).dump(), context);
   if (!answer.ok()) return {pod, false};
-  json response = json::parse(answer.value().body)["response"];
-  if (!response.contains("patch")) return {pod, false};
-  auto ops = Base64Decode(response["patch"].get<std::string>());
-  if (!ops.ok()) return {pod, false};
-  json patched = pod.patch(json::parse(ops.value()));
+  json body = json::parse(answer.value().body, nullptr, /*allow_exceptions=*/false);
+  const json& encoded = At(body, {"response", "patch"});
+  if (!encoded.is_string()) return {pod, false};
+  auto text = Base64Decode(encoded.get<std::string>());
+  if (!text.ok()) return {pod, false};
+  json ops = json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
+  json patched;
+  try {  // nlohmann's patch() throws on an operation that does not apply: the pod stays as it was
+    patched = pod.patch(ops);
+  } catch (const json::exception&) {
+    return {pod, false};
+  }
   bool fell_back =
       patched["metadata"]["annotations"].contains(context.policy.Annotation("fallback"));
   return {std::move(patched), fell_back};
