@@ -13,11 +13,17 @@ int64_t NodeInventory::Free(std::string_view resource) const {
       0, Get(facts->allocatable, resource) - Get(used, resource) - Get(queued, resource));
 }
 
-const NodeInventory* InventorySnapshot::FindNode(std::string_view name) const {
+std::optional<size_t> IndexOfNode(std::span<const NodeInventory> nodes, std::string_view name) {
   auto it =
-      std::lower_bound(nodes_.begin(), nodes_.end(), name,
+      std::lower_bound(nodes.begin(), nodes.end(), name,
                        [](const NodeInventory& n, std::string_view v) { return n.name() < v; });
-  return it != nodes_.end() && it->name() == name ? &*it : nullptr;
+  if (it == nodes.end() || it->name() != name) return std::nullopt;
+  return static_cast<size_t>(it - nodes.begin());
+}
+
+const NodeInventory* InventorySnapshot::FindNode(std::string_view name) const {
+  auto at = IndexOfNode(nodes_, name);
+  return at ? &nodes_[*at] : nullptr;
 }
 
 std::span<const NodeInventory* const> InventorySnapshot::NodesOffering(

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,6 +38,9 @@ struct NodeInventory {
   // the reservation ledger's share).
   int64_t Free(std::string_view resource) const;
 };
+
+// The position of the node `name` in `nodes` (sorted by name), or nullopt.
+std::optional<size_t> IndexOfNode(std::span<const NodeInventory> nodes, std::string_view name);
 
 class InventorySnapshot {
  public:

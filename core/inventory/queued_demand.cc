@@ -49,11 +49,8 @@ class QueuedPlacer {
 
  private:
   NodeInventory* Find(const std::string& name) {
-    if (name.empty()) return nullptr;
-    auto it =
-        std::lower_bound(nodes_.begin(), nodes_.end(), name,
-                         [](const NodeInventory& n, const std::string& v) { return n.name() < v; });
-    return it != nodes_.end() && it->name() == name ? &*it : nullptr;
+    auto at = IndexOfNode(nodes_, name);
+    return at ? &nodes_[*at] : nullptr;
   }
 
   // The nodes offering `resource`, most free before queued demand first, then by name. Built the

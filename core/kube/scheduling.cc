@@ -166,4 +166,27 @@ bool CanRunOn(const SchedulingConstraints& constraints, const NodeFacts& node) {
   return true;
 }
 
+std::string WhyCannotRunOn(const SchedulingConstraints& c, const NodeFacts& node) {
+  if (!node.ready) return "not ready";
+  if (node.unschedulable) return "cordoned";
+  for (const auto& [key, value] : c.node_selector) {
+    auto it = node.labels.find(key);
+    if (it == node.labels.end() || it->second != value) return "nodeSelector " + key + " differs";
+  }
+  for (const Taint& taint : node.taints) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    if (std::none_of(c.tolerations.begin(), c.tolerations.end(),
+                     [&](const Toleration& t) { return t.Tolerates(taint); })) {
+      return "taint " + taint.key + (taint.value.empty() ? "" : "=" + taint.value) + ":" +
+             taint.effect + " not tolerated";
+    }
+  }
+  if (!c.required_terms.empty() &&
+      std::none_of(c.required_terms.begin(), c.required_terms.end(),
+                   [&](const NodeSelectorTerm& term) { return TermMatches(term, node); })) {
+    return "required node affinity does not match";
+  }
+  return "";
+}
+
 }  // namespace gpuadmit

@@ -78,4 +78,10 @@ std::string PreferredHostname(const nlohmann::json& pod_spec);
 // the required affinity terms, and has no NoSchedule/NoExecute taint the pod does not tolerate.
 bool CanRunOn(const SchedulingConstraints& constraints, const NodeFacts& node);
 
+// Why CanRunOn refuses the node ("" when it does not), the first failing check in this order:
+// "not ready", "cordoned", "nodeSelector KEY differs", "taint KEY[=VALUE]:EFFECT not tolerated",
+// "required node affinity does not match". For trails and simulate's reasons; CanRunOn builds
+// no strings on the request path.
+std::string WhyCannotRunOn(const SchedulingConstraints& constraints, const NodeFacts& node);
+
 }  // namespace gpuadmit

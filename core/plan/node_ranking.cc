@@ -26,25 +26,6 @@ std::optional<double> MeanMemoryUsedPercent(const NodeGpuMetrics* m) {
   return sum / n;
 }
 
-// Why CanRunOn refused the node, for the trail; the checks in CanRunOn's order.
-std::string WhyNot(const SchedulingConstraints& c, const NodeFacts& node) {
-  if (!node.ready) return "not ready";
-  if (node.unschedulable) return "cordoned";
-  for (const auto& [key, value] : c.node_selector) {
-    auto it = node.labels.find(key);
-    if (it == node.labels.end() || it->second != value) return "nodeSelector " + key + " differs";
-  }
-  for (const Taint& taint : node.taints) {
-    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    if (std::none_of(c.tolerations.begin(), c.tolerations.end(),
-                     [&](const Toleration& t) { return t.Tolerates(taint); })) {
-      return "taint " + taint.key + (taint.value.empty() ? "" : "=" + taint.value) + ":" +
-             taint.effect + " not tolerated";
-    }
-  }
-  return "required node affinity does not match";
-}
-
 class Ranker {
  public:
   Ranker(const PlanContext& context, const SchedulingConstraints& constraints,
@@ -99,7 +80,7 @@ class Ranker {
       return r;
     }
     if (!CanRunOn(constraints_, *node.facts)) {
-      if (context_.explain) r.why_not = WhyNot(constraints_, *node.facts);
+      if (context_.explain) r.why_not = WhyCannotRunOn(constraints_, *node.facts);
       return r;
     }
     r.free = FreeNet(node, primary_.resource);

@@ -114,11 +114,13 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
   }
   std::sort(nodes.begin(), nodes.end(),
             [](const SimNode& a, const SimNode& b) { return a.facts->name < b.facts->name; });
+  // Sorted by name: a pod's node is a binary search, not a scan per pod.
   auto node_index = [&](const std::string& name) -> std::optional<size_t> {
-    for (size_t i = 0; i < nodes.size(); ++i) {
-      if (nodes[i].facts->name == name) return i;
-    }
-    return std::nullopt;
+    auto it =
+        std::lower_bound(nodes.begin(), nodes.end(), name,
+                         [](const SimNode& n, const std::string& v) { return n.facts->name < v; });
+    if (it == nodes.end() || it->facts->name != name) return std::nullopt;
+    return static_cast<size_t>(it - nodes.begin());
   };
   for (const json& item : items) {
     if (StringAt(item, {"kind"}) != "Pod") continue;

@@ -123,26 +123,8 @@ SimPod SimPodFromSpec(const json& pod_spec) {
 
 std::string FilterReason(const SimPod& pod, const SimNode& node) {
   const NodeFacts& facts = *node.facts;
-  if (facts.unschedulable) return "node is cordoned";
-  if (!facts.ready) return "node is not ready";
-  if (!pod.node_name.empty() && pod.node_name != facts.name) return "pod is bound to another node";
-  for (const Taint& taint : facts.taints) {
-    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
-    if (std::none_of(pod.constraints.tolerations.begin(), pod.constraints.tolerations.end(),
-                     [&](const Toleration& t) { return t.Tolerates(taint); })) {
-      return "untolerated taint " + taint.key;
-    }
-  }
-  for (const auto& [key, value] : pod.constraints.node_selector) {
-    auto it = facts.labels.find(key);
-    if (it == facts.labels.end() || it->second != value) return "node affinity does not match";
-  }
-  const std::vector<NodeSelectorTerm>& terms = pod.constraints.required_terms;
-  if (!terms.empty() && std::none_of(terms.begin(), terms.end(), [&](const NodeSelectorTerm& t) {
-        return TermMatches(t, facts);
-      })) {
-    return "node affinity does not match";
-  }
+  if (!pod.node_name.empty() && pod.node_name != facts.name) return "bound to another node";
+  if (std::string why = WhyCannotRunOn(pod.constraints, facts); !why.empty()) return why;
   if (node.allocatable.count(kPods) > 0 &&
       Get(node.requested, kPods) + 1 > Get(node.allocatable, kPods)) {
     return "insufficient pods";

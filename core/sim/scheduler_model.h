@@ -70,9 +70,10 @@ struct SimPod {
 // requests of extended resources.
 SimPod SimPodFromSpec(const nlohmann::json& pod_spec);
 
-// Why `node` cannot take `pod` ("" when it can), in the filters' order: "node is cordoned",
-// "node is not ready", "pod is bound to another node", "untolerated taint KEY", "node affinity
-// does not match", "insufficient RESOURCE".
+// Why `node` cannot take `pod` ("" when it can): "bound to another node" (NodeName), then
+// WhyCannotRunOn's reasons (NodeUnschedulable, TaintToleration, NodeAffinity; the same checks
+// gpuadmit's placement makes), then "insufficient pods" or "insufficient RESOURCE"
+// (NodeResourcesFit).
 std::string FilterReason(const SimPod& pod, const SimNode& node);
 
 // Each node's weighted total, for the nodes that pass the filters (-1 for the others).

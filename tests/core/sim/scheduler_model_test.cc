@@ -42,24 +42,22 @@ SimPod Pod(const std::string& cpu = "1", const std::string& memory = "2Gi",
   return SimPodFromSpec(spec);
 }
 
-TEST(SchedulerModel, FiltersRejectEachNodeForItsReasonInUpstreamsOrder) {
+TEST(SchedulerModel, FiltersRejectEachNodeForItsReason) {
   SimPod pod = Pod();
   EXPECT_EQ(FilterReason(pod, Node("a")), "");
   EXPECT_EQ(FilterReason(pod, With(Node("a"), [](NodeFacts& f) { f.unschedulable = true; })),
-            "node is cordoned");
-  EXPECT_EQ(FilterReason(pod, With(Node("a"), [](NodeFacts& f) { f.ready = false; })),
-            "node is not ready");
+            "cordoned");
+  EXPECT_EQ(FilterReason(pod, With(Node("a"), [](NodeFacts& f) { f.ready = false; })), "not ready");
   SimNode tainted = With(Node("a"), [](NodeFacts& f) {
     f.taints = {{"nvidia.com/gpu", "", "NoSchedule"}};
   });
-  EXPECT_EQ(FilterReason(pod, tainted), "untolerated taint nvidia.com/gpu");
+  EXPECT_EQ(FilterReason(pod, tainted), "taint nvidia.com/gpu:NoSchedule not tolerated");
   SimPod tolerant =
       Pod("1", "2Gi", {{"tolerations", {{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}}}}});
   EXPECT_EQ(FilterReason(tolerant, tainted), "");
   EXPECT_EQ(FilterReason(Pod("1", "2Gi", {{"nodeSelector", {{"pool", "h200"}}}}), Node("a")),
-            "node affinity does not match");
-  EXPECT_EQ(FilterReason(Pod("1", "2Gi", {{"nodeName", "b"}}), Node("a")),
-            "pod is bound to another node");
+            "nodeSelector pool differs");
+  EXPECT_EQ(FilterReason(Pod("1", "2Gi", {{"nodeName", "b"}}), Node("a")), "bound to another node");
   EXPECT_EQ(FilterReason(Pod("5", "2Gi"), Node("a")), "insufficient cpu");
   json gpus = {{"containers", {{{"name", "c"}, {"resources", {{"limits", {{k1g, "8"}}}}}}}}};
   EXPECT_EQ(FilterReason(SimPodFromSpec(gpus), Node("a")), "insufficient nvidia.com/mig-1g.10gb");
