@@ -6,12 +6,14 @@
 #include <memory>
 #include <queue>
 #include <tuple>
+#include <utility>
 
 #include "core/admission/review.h"
 #include "core/inventory/cluster_state.h"
 #include "core/inventory/reservation_ledger.h"
 #include "core/json/json_fields.h"
 #include "core/kube/quantity.h"
+#include "core/sim/gpu_equivalents.h"
 #include "core/sim/scheduler_model.h"
 
 namespace gpuadmit {
@@ -59,27 +61,61 @@ json ReviewOf(const json& pod, const std::string& uid) {
             {"dryRun", false}}}};
 }
 
-// What gpuadmit's answer makes of `pod`, and whether it fell back; the pod unchanged when the
-// answer has no patch.
-std::pair<json, bool> Admit(const json& pod, const std::string& uid, const ReviewContext& context) {
+// What gpuadmit's answer made of a pod.
+struct Admitted {
+  json pod;
+  bool fell_back = false;
+  bool shared = false;  // a sharing mode was applied
+};
+
+// What gpuadmit's answer makes of `pod`; the pod unchanged when the answer has no patch.
+Admitted Admit(const json& pod, const std::string& uid, const ReviewContext& context) {
   auto answer = Review(ReviewOf(pod, uid).dump(), context);
-  if (!answer.ok()) return {pod, false};
+  if (!answer.ok()) return {pod};
   json body = json::parse(answer.value().body, nullptr, /*allow_exceptions=*/false);
   const json& encoded = At(body, {"response", "patch"});
-  if (!encoded.is_string()) return {pod, false};
+  if (!encoded.is_string()) return {pod};
   auto text = Base64Decode(encoded.get<std::string>());
-  if (!text.ok()) return {pod, false};
+  if (!text.ok()) return {pod};
   json ops = json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
   json patched;
   try {  // nlohmann's patch() throws on an operation that does not apply: the pod stays as it was
     patched = pod.patch(ops);
   } catch (const json::exception&) {
-    return {pod, false};
+    return {pod};
   }
-  bool fell_back =
-      patched["metadata"]["annotations"].contains(context.policy.Annotation("fallback"));
-  return {std::move(patched), fell_back};
+  const json& annotations = At(patched, {"metadata", "annotations"});
+  bool fell_back = annotations.contains(context.policy.Annotation("fallback"));
+  bool shared = annotations.contains(context.policy.Annotation("applied-sharing-mode"));
+  return {std::move(patched), fell_back, shared};
 }
+
+// One webhook replica's ledger as the Reservations its reviews consult, keeping the claims the
+// last review committed so the replay can check them against every replica's ledger.
+class ReplicaReservations final : public Reservations {
+ public:
+  ReplicaReservations(ReservationLedger& ledger, const ReservationLedger::TimePoint& now)
+      : ledger_(ledger), now_(now) {}
+  int64_t Reserved(std::string_view node, std::string_view resource,
+                   std::string_view except_key) const override {
+    return ledger_.Reserved(node, resource, except_key);
+  }
+  bool Holds(std::string_view key, std::string_view owner) const override {
+    return ledger_.Holds(key, owner);
+  }
+  bool Commit(const std::string& key, const std::string& owner,
+              const std::vector<Claim>& claims) override {
+    if (!ledger_.Commit(key, owner, claims, now_)) return false;
+    committed_ = claims;
+    return true;
+  }
+  std::vector<Claim> TakeCommitted() { return std::exchange(committed_, {}); }
+
+ private:
+  ReservationLedger& ledger_;
+  const ReservationLedger::TimePoint& now_;
+  std::vector<Claim> committed_;
+};
 
 enum class Step { kArrive, kVisible, kSchedule, kDepart };
 
@@ -94,9 +130,21 @@ struct Event {
 struct PodState {
   json object;
   SimPod sim;
-  std::string key;  // namespace/name
+  std::string key;        // namespace/name
+  std::string preferred;  // the node gpuadmit's preferred affinity names, "" for none
   std::optional<size_t> node;
+  bool visible = false;        // in the watch
+  bool unschedulable = false;  // the scheduler found no node for it
+  double demand_gpus = 0;
 };
+
+json Unschedulable(json pod) {
+  pod["status"] = {
+      {"phase", "Pending"},
+      {"conditions",
+       {{{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"}}}}};
+  return pod;
+}
 
 }  // namespace
 
@@ -104,6 +152,7 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
                             const Policy* policy, const ReplayOptions& options) {
   const json& items = At(cluster, {"items"});
   if (!items.is_array()) return Error{"the cluster list has no \"items\" array"};
+  if (options.replicas < 1) return Error{"replicas must be at least 1"};
   ClusterState state(kReservation);
   std::vector<SimNode> nodes;
   for (const json& item : items) {
@@ -122,18 +171,36 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
     if (it == nodes.end() || it->facts->name != name) return std::nullopt;
     return static_cast<size_t>(it - nodes.begin());
   };
+  ReplayResult result;
+  // A pod asking for shared replicas as created is counted at the first shared node's replicas.
+  int64_t demand_replicas = 0;
+  for (const SimNode& n : nodes) {
+    int64_t replicas = ReplicasPerGpu(*n.facts);
+    result.capacity_gpus += GpuEquivalents(n.allocatable, replicas);
+    if (demand_replicas == 0 && Get(n.allocatable, "nvidia.com/gpu.shared") > 0) {
+      demand_replicas = replicas;
+    }
+  }
+  auto held = [&](const SimPod& pod, const SimNode& node) {
+    return GpuEquivalents(pod.requests, ReplicasPerGpu(*node.facts));
+  };
   for (const json& item : items) {
     if (StringAt(item, {"kind"}) != "Pod") continue;
     PodRecord record = ReadPod(item, kReservation);
     if (record.terminal) continue;
-    if (auto at = node_index(record.node)) Bind(SimPodFromSpec(item["spec"]), nodes[*at]);
+    if (auto at = node_index(record.node)) {
+      SimPod pod = SimPodFromSpec(item["spec"]);
+      Bind(pod, nodes[*at]);
+      result.allocated_gpus += held(pod, nodes[*at]);
+    }
     state.UpsertPod(std::move(record));
   }
 
   double now = 0;
-  ReservationLedger::TimePoint now_point;  // `now` as the ledger's time
-  ReservationLedger ledger(kReservationTtl);
-  LedgerReservations reservations(ledger, &now_point);
+  ReservationLedger::TimePoint now_point;  // `now` as the ledgers' time
+  std::vector<ReservationLedger> ledgers(options.replicas, ReservationLedger(kReservationTtl));
+  std::vector<ReplicaReservations> replicas;
+  for (ReservationLedger& l : ledgers) replicas.emplace_back(l, now_point);
   std::vector<PodState> pods(arrivals.size());
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   uint64_t seq = 0;
@@ -144,32 +211,65 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
     events.push({arrivals[i].at, seq++, Step::kArrive, i});
   }
 
-  ReplayResult result;
+  // Devices of `claims` beyond what their nodes have once every replica's reservations count.
+  auto beyond_capacity = [&](const std::vector<Claim>& claims, const InventorySnapshot& seen) {
+    int64_t over = 0;
+    for (const Claim& c : claims) {
+      const NodeInventory* n = seen.FindNode(c.node);
+      if (n == nullptr) continue;
+      int64_t promised = Get(n->used, c.resource) + Get(n->queued, c.resource);
+      for (const ReservationLedger& l : ledgers) promised += l.Reserved(c.node, c.resource, "");
+      int64_t allocatable = Get(n->facts->allocatable, c.resource);
+      over += std::clamp<int64_t>(promised - allocatable, 0, c.count);
+    }
+    return over;
+  };
+
+  // The watch delivers `pod`: the inventory has it, and every ledger drops its reservation.
+  auto watch = [&](const json& pod) {
+    state.UpsertPod(ReadPod(pod, kReservation));
+    for (const std::string& key : state.TakeArrivedReservations()) {
+      for (ReservationLedger& l : ledgers) l.Release(key);
+    }
+  };
+
   std::deque<size_t> pending;  // offered to the scheduler, not bound, in arrival order
   uint64_t version = 0;
-  auto try_pending = [&] {
-    for (auto it = pending.begin(); it != pending.end();) {
-      PodState& p = pods[*it];
-      std::optional<size_t> at = Schedule(p.sim, nodes);
-      if (!at) {
-        ++it;
-        continue;
-      }
-      Bind(p.sim, nodes[*at]);
-      p.node = at;
-      json bound = p.object;
-      bound["spec"]["nodeName"] = nodes[*at].facts->name;
-      bound["status"] = {{"phase", "Running"}};
-      state.UpsertPod(ReadPod(bound, kReservation));
-      result.waits.push_back(now - arrivals[*it].at);
-      for (const auto& [resource, count] : p.sim.requests) {
-        if (IsManagedResource(resource) && count > 0) ++result.placed_by_resource[resource];
-      }
-      if (arrivals[*it].duration) {
-        events.push({now + *arrivals[*it].duration, seq++, Step::kDepart, *it});
-      }
-      it = pending.erase(it);
+  size_t next_replica = 0;
+  // Binds pod `i` where the scheduler model puts it; false when no node takes it.
+  auto try_bind = [&](size_t i) {
+    PodState& p = pods[i];
+    std::optional<size_t> at = Schedule(p.sim, nodes);
+    if (!at) {
+      if (!p.unschedulable && p.visible) watch(Unschedulable(p.object));
+      p.unschedulable = true;
+      return false;
     }
+    SimNode& node = nodes[*at];
+    Bind(p.sim, node);
+    p.node = at;
+    result.allocated_gpus += held(p.sim, node);
+    json bound = p.object;
+    bound["spec"]["nodeName"] = node.facts->name;
+    bound["status"] = {{"phase", "Running"}};
+    watch(bound);
+    p.visible = true;
+    result.waits.push_back(now - arrivals[i].at);
+    if (!p.preferred.empty()) {
+      ++result.preferred;
+      result.preferred_honoured += p.preferred == node.facts->name ? 1 : 0;
+    }
+    for (const auto& [resource, count] : p.sim.requests) {
+      if (IsManagedResource(resource) && count > 0) ++result.placed_by_resource[resource];
+    }
+    if (p.demand_gpus > 0) ++result.gpu_pods_placed;
+    if (arrivals[i].duration) events.push({now + *arrivals[i].duration, seq++, Step::kDepart, i});
+    return true;
+  };
+  // Resources freed: every pending pod is tried again, in arrival order.
+  auto retry_pending = [&] {
+    for (auto it = pending.begin(); it != pending.end();)
+      it = try_bind(*it) ? pending.erase(it) : it + 1;
   };
 
   while (!events.empty()) {
@@ -180,16 +280,27 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
     PodState& p = pods[e.pod];
     switch (e.step) {
       case Step::kArrive: {
+        result.curve.push_back({result.demand_gpus, result.allocated_gpus});
         ++result.arrived;
         json object = arrivals[e.pod].pod;
         if (!object["metadata"].contains("namespace")) object["metadata"]["namespace"] = "default";
+        p.demand_gpus = GpuEquivalents(SimPodFromSpec(object["spec"]).requests,
+                                       std::max<int64_t>(demand_replicas, 1));
+        result.demand_gpus += p.demand_gpus;
+        if (p.demand_gpus > 0) ++result.gpu_pods_arrived;
         if (policy != nullptr) {
-          ledger.Expire(now_point);
+          ReplicaReservations& replica = replicas[next_replica];
+          ledgers[next_replica].Expire(now_point);
+          next_replica = (next_replica + 1) % replicas.size();
           InventorySnapshot snapshot = state.Snapshot(++version);
-          ReviewContext context{snapshot, *policy, nullptr, &reservations};
-          auto [admitted, fell_back] = Admit(object, "sim-" + std::to_string(e.pod), context);
-          object = std::move(admitted);
-          result.fallbacks += fell_back ? 1 : 0;
+          ReviewContext context{snapshot, *policy, nullptr, &replica};
+          Admitted admitted = Admit(object, "sim-" + std::to_string(e.pod), context);
+          object = std::move(admitted.pod);
+          result.fallbacks += admitted.fell_back ? 1 : 0;
+          result.sharing_conversions += admitted.shared ? 1 : 0;
+          std::vector<Claim> claims = replica.TakeCommitted();
+          if (options.replicas > 1) result.counted_twice += beyond_capacity(claims, snapshot);
+          p.preferred = PreferredHostname(object["spec"]);
         }
         p.object = std::move(object);
         p.sim = SimPodFromSpec(p.object["spec"]);
@@ -199,25 +310,26 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
         break;
       }
       case Step::kVisible:
-        if (!p.node) {  // still unbound: the watch shows it queued
-          json queued = p.object;
-          queued["status"] = {{"phase", "Pending"}};
-          state.UpsertPod(ReadPod(queued, kReservation));
+        if (!p.visible) {  // still unbound: the watch shows it queued
+          json queued = p.unschedulable ? Unschedulable(p.object) : p.object;
+          if (!p.unschedulable) queued["status"] = {{"phase", "Pending"}};
+          watch(queued);
+          p.visible = true;
         }
-        for (const std::string& key : state.TakeArrivedReservations()) ledger.Release(key);
         break;
       case Step::kSchedule:
-        pending.push_back(e.pod);
-        try_pending();
+        if (!try_bind(e.pod)) pending.push_back(e.pod);
         break;
       case Step::kDepart:
         Unbind(p.sim, nodes[*p.node]);
+        result.allocated_gpus -= held(p.sim, nodes[*p.node]);
         p.node.reset();
         state.DeletePod(p.key);
-        try_pending();
+        retry_pending();
         break;
     }
   }
+  result.curve.push_back({result.demand_gpus, result.allocated_gpus});
   result.pending = static_cast<int>(pending.size());
   result.placed = result.arrived - result.pending;
   return result;

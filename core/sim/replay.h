@@ -10,8 +10,9 @@
 //   ReplayResult with = Replay(cluster, arrivals, &policy, {});
 //   ReplayResult without = Replay(cluster, arrivals, nullptr, {});  // the baseline
 //
-// This is the engine of `gpuadmit simulate` (issue 14); the command, controller expansion, the
-// Alibaba trace and the charts are not built yet.
+// Several replicas of the webhook (options.replicas) each keep their own ledger, reviews going
+// to them in turn, as the kube-apiserver spreads calls over a Service: a device two ledgers both
+// count on is "counted twice".
 //
 // Thread safety: pure function over its arguments.
 #pragma once
@@ -37,15 +38,33 @@ struct Arrival {
 struct ReplayOptions {
   double watch_delay = 0.01;  // seconds from admission to the pod in the inventory's watch
   double bind_delay = 0.05;   // seconds from admission to the scheduler's first try
+  int replicas = 1;           // webhook replicas, each with its own reservation ledger
+};
+
+// The cluster after an arrival's turn, in GPU equivalents (gpu_equivalents.h): the GPU ask of
+// the pods arrived so far, as created, and what the bound pods hold.
+struct CurveSample {
+  double demand_gpus = 0;
+  double allocated_gpus = 0;
 };
 
 struct ReplayResult {
   int arrived = 0;
-  int placed = 0;     // bound at the end of the stream
-  int pending = 0;    // never bound
-  int fallbacks = 0;  // reviews that moved a MIG ask to a smaller profile
+  int placed = 0;            // bound at the end of the stream
+  int pending = 0;           // never bound
+  int gpu_pods_arrived = 0;  // pods asking for a GPU resource, as created
+  int gpu_pods_placed = 0;
+  int fallbacks = 0;            // reviews that moved a MIG ask to a smaller profile
+  int sharing_conversions = 0;  // reviews that applied MIG, MPS or time-slicing
+  int preferred = 0;            // bound pods gpuadmit gave a preferred node
+  int preferred_honoured = 0;   // of those, bound to that node
+  int64_t counted_twice = 0;    // devices a review counted on beyond what the node has left
+  double capacity_gpus = 0;     // every node's GPU resources
+  double demand_gpus = 0;       // the arrived pods' GPU ask, as created
+  double allocated_gpus = 0;    // held by bound pods at the end
   std::map<std::string, int> placed_by_resource;  // GPU resource -> pods bound asking for it
   std::vector<double> waits;                      // seconds from arrival to binding, per bound pod
+  std::vector<CurveSample> curve;                 // before each arrival, and at the end
 };
 
 // Errors when `cluster` is not a v1 List of Nodes and Pods, or a pod of `arrivals` has no name.

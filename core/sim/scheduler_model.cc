@@ -137,10 +137,25 @@ std::string FilterReason(const SimPod& pod, const SimNode& node) {
   return "";
 }
 
+bool Passes(const SimPod& pod, const SimNode& node) {
+  const NodeFacts& facts = *node.facts;
+  if (!pod.node_name.empty() && pod.node_name != facts.name) return false;
+  if (node.allocatable.count(kPods) > 0 &&
+      Get(node.requested, kPods) + 1 > Get(node.allocatable, kPods)) {
+    return false;
+  }
+  for (const auto& [resource, count] : pod.requests) {
+    if (count > 0 && Get(node.requested, resource) + count > Get(node.allocatable, resource)) {
+      return false;
+    }
+  }
+  return CanRunOn(pod.constraints, facts);
+}
+
 std::vector<int64_t> ScoreNodes(const SimPod& pod, std::span<const SimNode> nodes) {
   std::vector<size_t> feasible;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    if (FilterReason(pod, nodes[i]).empty()) feasible.push_back(i);
+    if (Passes(pod, nodes[i])) feasible.push_back(i);
   }
   std::vector<int64_t> taint(feasible.size()), affinity(feasible.size());
   for (size_t k = 0; k < feasible.size(); ++k) {

@@ -76,6 +76,9 @@ SimPod SimPodFromSpec(const nlohmann::json& pod_spec);
 // (NodeResourcesFit).
 std::string FilterReason(const SimPod& pod, const SimNode& node);
 
+// FilterReason(pod, node).empty(), without building a reason: the path every Schedule takes.
+bool Passes(const SimPod& pod, const SimNode& node);
+
 // Each node's weighted total, for the nodes that pass the filters (-1 for the others).
 std::vector<int64_t> ScoreNodes(const SimPod& pod, std::span<const SimNode> nodes);
 

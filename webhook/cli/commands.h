@@ -16,5 +16,6 @@ int ServeCommand(int argc, char** argv);
 int ReviewCommand(int argc, char** argv);
 int CheckPolicyCommand(int argc, char** argv);
 int InventoryCommand(int argc, char** argv);
+int SimulateCommand(int argc, char** argv);
 
 }  // namespace gpuadmit

@@ -32,6 +32,7 @@ std::string Flags::Parse(int argc, char** argv, int first) {
         value = argv[++i];
       }
       values_[name] = value;
+      all_[name].push_back(value);
     } else {
       return "unknown flag " + arg;
     }
@@ -42,6 +43,11 @@ std::string Flags::Parse(int argc, char** argv, int first) {
 std::string Flags::Value(const std::string& name, const std::string& fallback) const {
   auto it = values_.find(name);
   return it == values_.end() ? fallback : it->second;
+}
+
+std::vector<std::string> Flags::Values(const std::string& name) const {
+  auto it = all_.find(name);
+  return it == all_.end() ? std::vector<std::string>{} : it->second;
 }
 
 bool SplitHostPort(const std::string& address, std::string& host, int& port) {

@@ -25,13 +25,17 @@ class Flags {
   std::string Parse(int argc, char** argv, int first);
 
   bool Has(const std::string& name) const { return values_.count(name) > 0; }
+  // The last value given for `name`, or `fallback`.
   std::string Value(const std::string& name, const std::string& fallback = "") const;
+  // Every value given for a repeatable flag, in order (--policy a --policy b).
+  std::vector<std::string> Values(const std::string& name) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
   std::set<std::string> valued_;
   std::set<std::string> switches_;
   std::map<std::string, std::string> values_;
+  std::map<std::string, std::vector<std::string>> all_;
   std::vector<std::string> positional_;
 };
 

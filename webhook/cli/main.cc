@@ -21,6 +21,11 @@ Usage:
   gpuadmit check-policy FILE
   gpuadmit inventory [--cluster FILE | --kubeconfig FILE [--context NAME]]
                      [--prometheus URL | --dcgm-file FILE] [-o table|json]
+  gpuadmit simulate (--cluster FILE --workload FILE |
+                     --trace alibaba-openb --nodes FILE --pods FILE [--seed N|A-B]...
+                     [--shared-fraction 0] [--shared-replicas 4] [--inflate 130])
+                    [--policy FILE]... [--strategy NAME]... [--replicas 1]
+                    [--watch-delay 0.01] [--bind-delay 0.05] [-o table|json] [--svg FILE]
   gpuadmit --help | COMMAND --help | version
 
   --cluster FILE      what `kubectl get nodes,pods -A -o json` prints (JSON or YAML); without it
@@ -29,6 +34,9 @@ Usage:
   --workers N         event loops (default: one per CPU the process may use)
   review              prints exactly what serve answers for the same body; --explain writes the
                       decision trail (the GPU node selection block) to stderr
+  simulate            replays pods through the review code against a simulated cluster and a
+                      model of kube-scheduler, beside the same stream without gpuadmit
+                      (the baseline); docs/decision-quality.md
 
 Exit codes: 0 ok; 1 policy invalid or review refused (HTTP 4xx); 2 usage; 3 file, TLS or port error.
 More: README.md, docs/policy.md.
@@ -60,6 +68,7 @@ int main(int argc, char** argv) {
   if (command == "review") return gpuadmit::ReviewCommand(sub_argc, sub_argv);
   if (command == "check-policy") return gpuadmit::CheckPolicyCommand(sub_argc, sub_argv);
   if (command == "inventory") return gpuadmit::InventoryCommand(sub_argc, sub_argv);
+  if (command == "simulate") return gpuadmit::SimulateCommand(sub_argc, sub_argv);
   std::cerr << "gpuadmit: unknown command \"" << command << "\"\n" << kUsage;
   return gpuadmit::kExitUsage;
 }

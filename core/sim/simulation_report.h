@@ -1,0 +1,49 @@
+// What `gpuadmit simulate` reports of its runs: each run's figures as JSON (the fields
+// docs/decision-quality.md defines), the text table, and the fragmentation curve.
+//
+//   nlohmann::json run = RunJson("baseline", result, seed);
+//   std::cout << RunTable({runs.begin(), runs.end()});
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/sim/curve_chart.h"
+#include "core/sim/replay.h"
+
+namespace gpuadmit {
+
+// The value below which `p` (0-1) of `values` lie, nearest rank; nullopt when empty.
+std::optional<double> Percentile(std::vector<double> values, double p);
+
+// 1 - allocated/capacity at the first sample where the arrived demand reached the capacity;
+// nullopt when it never did (or the cluster has no GPU).
+std::optional<double> UnallocatedAtFullDemand(const ReplayResult& result);
+
+// One run: {"name", "seed" (when given), "arrived_pods", "placed_pods", "pending_pods",
+// "gpu_pods_placed", "gpu_pods_pending", "capacity_gpus", "allocated_gpus", "demand_gpus",
+// "unallocated_ratio_at_full_demand", "fallbacks", "sharing_conversions",
+// "preferred_affinity_honoured_ratio", "wait_seconds_p50", "wait_seconds_p99",
+// "devices_counted_twice", "placed_by_resource"}; ratios 0-1, null where there is nothing to
+// divide by.
+nlohmann::json RunJson(const std::string& name, const ReplayResult& result,
+                       std::optional<uint64_t> seed);
+
+// Runs that share a name (one per seed), summarised: {"name", "runs", and for
+// unallocated_ratio_at_full_demand and placed_pods: "median", "min", "max"}, in first-seen order.
+nlohmann::json SummaryJson(std::span<const nlohmann::json> runs);
+
+// A table, one line per run (or per name with its median and range when runs repeat a name).
+std::string RunTable(std::span<const nlohmann::json> runs);
+
+// The run's curve for CurveChartSvg: x arrived demand and y unallocated capacity, both % of
+// capacity.
+CurveSeries CurveOf(const std::string& name, const ReplayResult& result);
+
+}  // namespace gpuadmit
