@@ -20,7 +20,19 @@ void AddInto(ResourceList& into, const ResourceList& add, int sign) {
 }  // namespace
 
 void ClusterState::Count(const PodRecord& pod, int sign) {
-  if (pod.terminal || pod.need.empty()) return;
+  if (pod.terminal) return;
+  if (!pod.node.empty() && pod.compute != ComputeRequest{}) {
+    ComputeRequest& c = compute_used_[pod.node];
+    c.cpu_milli += sign * pod.compute.cpu_milli;
+    c.memory_bytes += sign * pod.compute.memory_bytes;
+    if (c == ComputeRequest{}) compute_used_.erase(pod.node);
+  }
+  if (pod.need.empty()) return;
+  if (std::optional<PodShape> shape = ShapeOf(pod)) {
+    auto [it, added] = mix_.try_emplace(std::move(*shape), 0);
+    it->second += sign;
+    if (it->second == 0) mix_.erase(it);
+  }
   if (!pod.node.empty()) {
     ResourceList& used = used_[pod.node];
     AddInto(used, pod.need, sign);
@@ -75,6 +87,8 @@ void ClusterState::ReplaceNodes(std::vector<NodeFacts> nodes) {
 void ClusterState::ReplacePods(std::vector<PodRecord> pods) {
   pods_.clear();
   used_.clear();
+  compute_used_.clear();
+  mix_.clear();
   queued_.clear();
   queue_.clear();
   for (PodRecord& p : pods) UpsertPod(std::move(p));
@@ -88,6 +102,7 @@ InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
   for (const auto& [name, facts] : nodes_) {
     NodeInventory n{facts, {}};
     if (auto it = used_.find(name); it != used_.end()) n.used = it->second;
+    if (auto it = compute_used_.find(name); it != compute_used_.end()) n.compute_used = it->second;
     s.nodes_.push_back(std::move(n));
   }
   std::sort(s.nodes_.begin(), s.nodes_.end(),
@@ -97,6 +112,17 @@ InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
   queue.reserve(queue_.size());
   for (const auto& [created, key] : queue_) queue.push_back(&pods_.at(key));
   s.unplaceable_ = CountQueuedDemand(queue, s.nodes_);
+  s.mix_.reserve(std::min(mix_.size(), kMixShapes));
+  for (const auto& [shape, pods] : mix_) s.mix_.push_back({shape, pods});
+  auto more = [](const WeightedShape& a, const WeightedShape& b) {
+    return a.pods != b.pods ? a.pods > b.pods : a.shape < b.shape;
+  };
+  if (s.mix_.size() > kMixShapes) {
+    std::partial_sort(s.mix_.begin(), s.mix_.begin() + kMixShapes, s.mix_.end(), more);
+    s.mix_.resize(kMixShapes);
+  } else {
+    std::sort(s.mix_.begin(), s.mix_.end(), more);
+  }
   s.BuildIndexes();
   return s;
 }

@@ -63,7 +63,10 @@ class ClusterState {
   std::unordered_map<std::string, PodRecord> pods_;
   // What bound pods use, by node name (a pod may name a node not seen yet).
   std::unordered_map<std::string, ResourceList> used_;
-  ResourceList queued_;  // every unbound pod's need
+  // cpu and memory of every non-terminal bound pod, GPU or not, by node name.
+  std::unordered_map<std::string, ComputeRequest> compute_used_;
+  std::map<PodShape, int64_t> mix_;  // non-terminal GPU pods, bound or queued, by shape
+  ResourceList queued_;              // every unbound pod's need
   // The unbound pods with a need, in queue order: (creationTimestamp, key).
   std::set<std::pair<std::string, std::string>> queue_;
   std::vector<std::string> arrived_reservations_;

@@ -13,6 +13,17 @@ int64_t NodeInventory::Free(std::string_view resource) const {
       0, Get(facts->allocatable, resource) - Get(used, resource) - Get(queued, resource));
 }
 
+ComputeRequest NodeInventory::ComputeFree() const {
+  return {facts->compute.cpu_milli - compute_used.cpu_milli,
+          facts->compute.memory_bytes - compute_used.memory_bytes};
+}
+
+bool NodeInventory::FitsCompute(const ComputeRequest& ask) const {
+  ComputeRequest free = ComputeFree();
+  return (facts->compute.cpu_milli == 0 || ask.cpu_milli <= free.cpu_milli) &&
+         (facts->compute.memory_bytes == 0 || ask.memory_bytes <= free.memory_bytes);
+}
+
 std::optional<size_t> IndexOfNode(std::span<const NodeInventory> nodes, std::string_view name) {
   auto it =
       std::lower_bound(nodes.begin(), nodes.end(), name,

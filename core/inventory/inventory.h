@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/inventory/workload_mix.h"
 #include "core/kube/kube_objects.h"
 #include "core/kube/requirements.h"
 #include "core/result.h"
@@ -30,13 +31,18 @@ namespace gpuadmit {
 struct NodeInventory {
   std::shared_ptr<const NodeFacts> facts;  // shared between snapshots until the Node changes
   ResourceList used;                       // effective requests of non-terminal pods bound here
-  ResourceList queued;  // the needs of unbound pods counted here (queued_demand.h)
+  ResourceList queued;          // the needs of unbound pods counted here (queued_demand.h)
+  ComputeRequest compute_used;  // cpu and memory requested by the non-terminal pods bound here
 
   const std::string& name() const { return facts->name; }
   std::string_view Product() const { return facts->product; }
   // Allocatable minus used and queued, never below zero: what a decision may hand out (before
   // the reservation ledger's share).
   int64_t Free(std::string_view resource) const;
+  // cpu and memory left for `ask`: what the scheduler's NodeResourcesFit checks. A node that
+  // states no allocatable cpu or memory is not checked for it.
+  ComputeRequest ComputeFree() const;
+  bool FitsCompute(const ComputeRequest& ask) const;
 };
 
 // The position of the node `name` in `nodes` (sorted by name), or nullopt.
@@ -73,6 +79,8 @@ class InventorySnapshot {
   const ResourceList& unplaceable() const { return unplaceable_; }
   size_t pod_count() const { return pod_count_; }
   uint64_t version() const { return version_; }
+  // The kMixShapes most common shapes of the GPU pods held, bound or queued, most pods first.
+  const std::vector<WeightedShape>& mix() const { return mix_; }
 
  private:
   friend class ClusterState;
@@ -83,6 +91,7 @@ class InventorySnapshot {
   std::map<std::string, std::vector<std::string_view>, std::less<>> products_by_resource_;
   ResourceList queued_;
   ResourceList unplaceable_;
+  std::vector<WeightedShape> mix_;
   size_t pod_count_ = 0;
   uint64_t version_ = 0;
 };

@@ -93,6 +93,13 @@ NodeFacts ReadNode(const json& node) {
   const json& status = At(node, {"status"});
   if (const json& allocatable = At(status, {"allocatable"}); allocatable.is_object()) {
     for (const auto& [resource, quantity] : allocatable.items()) {
+      if ((resource == "cpu" || resource == "memory") && quantity.is_string()) {
+        if (auto milli = ParseQuantityMilli(quantity.get_ref<const std::string&>()); milli.ok()) {
+          if (resource == "cpu") n.compute.cpu_milli = milli.value();
+          if (resource == "memory") n.compute.memory_bytes = milli.value() / 1000;
+        }
+        continue;
+      }
       if (!IsManagedResource(resource) || !quantity.is_string()) continue;
       if (auto count = ParseWholeQuantity(quantity.get_ref<const std::string&>()); count.ok()) {
         n.allocatable[resource] = count.value();
@@ -120,7 +127,9 @@ PodRecord ReadPod(const json& pod, std::string_view reservation_annotation) {
   if (p.node.empty()) p.wanted_node = WantedNode(spec);
   std::string phase = StringAt(pod, {"status", "phase"});
   p.terminal = phase == "Succeeded" || phase == "Failed";
-  p.need = ReadPodRequirements(spec).effective;
+  PodRequirements requirements = ReadPodRequirements(spec);
+  p.need = std::move(requirements.effective);
+  p.compute = requirements.compute;
   p.reservation = StringAt(pod, {"metadata", "annotations", reservation_annotation});
   if (!p.node.empty() || p.terminal || p.need.empty()) return p;
   auto queued = std::make_shared<QueuedFacts>();

@@ -41,6 +41,7 @@ struct NodeFacts {
   bool ready = false;
   bool unschedulable = false;
   ResourceList allocatable;  // managed resources only
+  ComputeRequest compute;    // allocatable cpu and memory; 0 when the node does not say
   std::string product;       // nvidia.com/gpu.product, "" when absent
   GpuFacts gpu;
 };
@@ -64,6 +65,7 @@ struct PodRecord {
   std::string wanted_node;  // unbound, but required onto this node (nodeSelector or affinity)
   bool terminal = false;    // Succeeded or Failed: holds nothing
   ResourceList need;        // effective managed requests
+  ComputeRequest compute;   // effective cpu and memory requests
   std::string reservation;  // the reservation key gpuadmit's patch wrote, if any
   std::shared_ptr<const QueuedFacts> queued;  // queued pods only; immutable, shared by copies
 };

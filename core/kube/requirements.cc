@@ -81,6 +81,57 @@ void ReadNamedContainer(const json& spec, std::string_view field, PodRequirement
   ReadContainer(*it, field, 0, ContainerRole::kApp, out);
 }
 
+// A container's cpu (milli) and memory (bytes) limits and requests, as "cpu" and "memory";
+// unreadable quantities are left out (the apiserver rejects them).
+ContainerNeeds ComputeOf(const json& c, ContainerRole role) {
+  ContainerNeeds needs;
+  needs.role = role;
+  auto res = c.find("resources");
+  if (res == c.end() || !res->is_object()) return needs;
+  for (auto [part, list] : {std::pair{"limits", &needs.limits}, {"requests", &needs.requests}}) {
+    auto l = res->find(part);
+    if (l == res->end() || !l->is_object()) continue;
+    for (const char* resource : {"cpu", "memory"}) {
+      auto q = l->find(resource);
+      if (q == l->end() || (!q->is_string() && !q->is_number())) continue;
+      auto milli =
+          ParseQuantityMilli(q->is_string() ? q->get_ref<const std::string&>() : q->dump());
+      if (!milli.ok()) continue;
+      (*list)[resource] = resource[0] == 'c' ? milli.value() : milli.value() / 1000;
+    }
+  }
+  return needs;
+}
+
+ComputeRequest ReadCompute(const json& spec, std::string_view gpu_container) {
+  std::vector<ContainerNeeds> containers;
+  for (const char* field : {"initContainers", "containers"}) {
+    auto it = spec.find(field);
+    if (it == spec.end() || !it->is_array()) continue;
+    for (const json& c : *it) {
+      if (!c.is_object()) continue;
+      ContainerRole role = ContainerRole::kApp;
+      if (field[0] == 'i') {
+        auto policy = c.find("restartPolicy");
+        bool sidecar = policy != c.end() && policy->is_string() && *policy == "Always";
+        role = sidecar ? ContainerRole::kSidecar : ContainerRole::kInit;
+      }
+      containers.push_back(ComputeOf(c, role));
+    }
+  }
+  if (!gpu_container.empty()) {
+    auto it = spec.find(gpu_container);
+    if (it != spec.end() && it->is_object())
+      containers.push_back(ComputeOf(*it, ContainerRole::kApp));
+  }
+  ResourceList overhead;
+  if (auto it = spec.find("overhead"); it != spec.end() && it->is_object()) {
+    overhead = ComputeOf({{"resources", {{"requests", *it}}}}, ContainerRole::kApp).requests;
+  }
+  ResourceList effective = EffectiveRequest(containers, overhead);
+  return {Get(effective, "cpu"), Get(effective, "memory")};
+}
+
 void AddInto(ResourceList& sum, const ResourceList& add) {
   for (const auto& [r, n] : add) sum[r] += n;
 }
@@ -114,6 +165,7 @@ PodRequirements ReadPodRequirements(const json& pod_spec, std::string_view gpu_c
     ReadList(*it, "overhead", out.overhead, out.warnings);
   }
   out.effective = EffectiveRequest(out.containers, out.overhead);
+  out.compute = ReadCompute(pod_spec, gpu_container);
   return out;
 }
 

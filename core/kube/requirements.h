@@ -39,7 +39,16 @@ struct ContainerNeeds {
   ResourceList Effective() const;  // requests, each defaulting to its limit
 };
 
+// cpu and memory: what the scheduler's NodeResourcesFit checks besides extended resources, and
+// what a node must still have for a GPU placement to be one the scheduler can follow.
+struct ComputeRequest {
+  int64_t cpu_milli = 0;  // thousandths of a CPU
+  int64_t memory_bytes = 0;
+  bool operator==(const ComputeRequest&) const = default;
+};
+
 struct PodRequirements {
+  ComputeRequest compute;                  // effective cpu and memory, by the same rule
   std::vector<ContainerNeeds> containers;  // init containers first, in order, then app containers
   ResourceList overhead;                   // spec.overhead
   ResourceList effective;                  // what the scheduler reserves for the whole pod

@@ -29,14 +29,22 @@ std::optional<double> MeanMemoryUsedPercent(const NodeGpuMetrics* m) {
 class Ranker {
  public:
   Ranker(const PlanContext& context, const SchedulingConstraints& constraints,
-         std::span<const NodeAsk> asks)
+         std::span<const NodeAsk> asks, const ComputeRequest& compute)
       : context_(context),
         policy_(context.policy.placement),
         constraints_(constraints),
         asks_(asks),
+        compute_(compute),
         primary_(asks.front()),
         mig_profile_(MigProfileOf(primary_.resource)),
-        any_metrics_(context.metrics != nullptr && !context.metrics->nodes().empty()) {}
+        any_metrics_(context.metrics != nullptr && !context.metrics->nodes().empty()) {
+    if (policy_.strategy != PlacementStrategy::kFragmentation) return;
+    for (const WeightedShape& w : context.snapshot.mix()) {
+      if (w.shape.resource != primary_.resource) continue;
+      shapes_.push_back(&w);
+      mix_pods_ += w.pods;
+    }
+  }
 
   NodeRanking Run(std::string_view earlier_hostname) {
     auto offering = context_.snapshot.NodesOffering(primary_.resource);
@@ -48,6 +56,9 @@ class Ranker {
         break;
       case PlacementStrategy::kBestFit:
         BestFit(offering);
+        break;
+      case PlacementStrategy::kFragmentation:
+        LeastFreeFirst(offering);
         break;
       default:
         MostFreeFirst(offering);
@@ -91,6 +102,14 @@ class Ranker {
       }
       return r;
     }
+    if (!node.FitsCompute(compute_)) {
+      if (context_.explain) {
+        ComputeRequest left = node.ComputeFree();
+        r.why_not = "too little cpu or memory free (" + std::to_string(left.cpu_milli) + "m cpu, " +
+                    std::to_string(left.memory_bytes >> 20) + "Mi memory)";
+      }
+      return r;
+    }
     auto others = asks_.subspan(1);
     auto lacking = std::find_if(others.begin(), others.end(), [&](const NodeAsk& other) {
       return FreeNet(node, other.resource) < other.count;
@@ -120,7 +139,31 @@ class Ranker {
           r.allocatable > 0 ? static_cast<double>(r.idle) / static_cast<double>(r.allocatable) : 0;
       r.score = policy_.score_memory_weight * free_memory + policy_.score_idle_weight * idle_ratio;
     }
+    if (policy_.strategy == PlacementStrategy::kFragmentation) {
+      ComputeRequest left = node.ComputeFree();
+      ComputeRequest after{left.cpu_milli - compute_.cpu_milli,
+                           left.memory_bytes - compute_.memory_bytes};
+      r.score =
+          Fragmentation(node, r.free, left) - Fragmentation(node, r.free - primary_.count, after);
+    }
     return r;
+  }
+
+  // The free devices of the ranked resource that a pod drawn from the mix could not use on
+  // `node` with `free` of them and `left` cpu and memory: free x the share of the mix's pods
+  // that would not fit.
+  double Fragmentation(const NodeInventory& node, int64_t free, const ComputeRequest& left) const {
+    if (mix_pods_ == 0 || free <= 0) return 0;
+    const ComputeRequest& allocatable = node.facts->compute;
+    int64_t stranded = 0;
+    for (const WeightedShape* w : shapes_) {
+      bool fits = w->shape.count <= free &&
+                  (allocatable.cpu_milli == 0 || w->shape.cpu_milli <= left.cpu_milli) &&
+                  (allocatable.memory_bytes == 0 || w->shape.memory_bytes <= left.memory_bytes);
+      if (!fits) stranded += w->pods;
+    }
+    return static_cast<double>(free) * static_cast<double>(stranded) /
+           static_cast<double>(mix_pods_);
   }
 
   // Whether `a` ranks above `b` (both fit).
@@ -144,6 +187,10 @@ class Ranker {
         break;
       case PlacementStrategy::kScore:
         if (a.score != b.score) return a.score > b.score;
+        break;
+      case PlacementStrategy::kFragmentation:
+        if (a.score != b.score) return a.score > b.score;
+        if (a.free != b.free) return a.free < b.free;
         break;
       case PlacementStrategy::kFirstFit:
         break;
@@ -219,6 +266,18 @@ class Ranker {
     }
   }
 
+  // From the least free that still fits upwards, every node until kMaxWeighed could take the
+  // pod: fragmentation is no monotone function of the free count, so no run ends the walk.
+  void LeastFreeFirst(std::span<const NodeInventory* const> nodes) {
+    const std::string& r = primary_.resource;
+    int64_t count = primary_.count;
+    size_t end = static_cast<size_t>(
+        std::partition_point(nodes.begin(), nodes.end(),
+                             [&](const NodeInventory* n) { return n->Free(r) >= count; }) -
+        nodes.begin());
+    for (size_t i = end; i > 0 && result_.weighed < kMaxFragmentationWeighed; --i) Offer(Weigh(*nodes[i - 1]));
+  }
+
   void FirstFit() {
     for (const NodeInventory& node : context_.snapshot.nodes()) {
       if (node.Free(primary_.resource) < primary_.count) continue;
@@ -231,9 +290,12 @@ class Ranker {
   const PlacementPolicy& policy_;
   const SchedulingConstraints& constraints_;
   std::span<const NodeAsk> asks_;
+  const ComputeRequest& compute_;
   const NodeAsk& primary_;
   std::string mig_profile_;  // of the ranked resource, "" when it is no MIG profile
   bool any_metrics_;
+  std::vector<const WeightedShape*> shapes_;  // the mix's shapes of the ranked resource
+  int64_t mix_pods_ = 0;                      // the pods they count
   NodeRanking result_;
 };
 
@@ -256,14 +318,17 @@ std::string_view StrategyName(PlacementStrategy strategy) {
       return "worst-fit";
     case PlacementStrategy::kScore:
       return "score";
+    case PlacementStrategy::kFragmentation:
+      return "fragmentation";
   }
   return "";
 }
 
 NodeRanking RankNodes(const PlanContext& context, const SchedulingConstraints& constraints,
-                      std::span<const NodeAsk> asks, std::string_view earlier_hostname) {
+                      std::span<const NodeAsk> asks, const ComputeRequest& compute,
+                      std::string_view earlier_hostname) {
   if (asks.empty()) return {};
-  return Ranker(context, constraints, asks).Run(earlier_hostname);
+  return Ranker(context, constraints, asks, compute).Run(earlier_hostname);
 }
 
 }  // namespace gpuadmit

@@ -202,7 +202,7 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
   const PlacementPolicy& placement = context.policy.placement;
   const NodeAsk& primary = asks.front();
   NodeRanking ranking =
-      RankNodes(context, constraints, asks,
+      RankNodes(context, constraints, asks, pod.needs.compute,
                 pod.spec == nullptr ? std::string() : PreferredHostname(*pod.spec));
   if (context.explain) Explain(ranking, primary, placement, d);
   std::string what = std::to_string(primary.count) + " " + primary.resource;

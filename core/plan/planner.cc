@@ -119,7 +119,10 @@ const NodeInventory* FindFreeNode(const PodRequest& pod, const PlanContext& cont
     if (context.reservations != nullptr) {
       free -= context.reservations->Reserved(node->name(), resource, context.own_key);
     }
-    if (free >= count && CanRunOn(pod.constraints, *node->facts)) return node;
+    if (free >= count && node->FitsCompute(pod.needs.compute) &&
+        CanRunOn(pod.constraints, *node->facts)) {
+      return node;
+    }
   }
   return nullptr;
 }
@@ -134,7 +137,10 @@ const NodeInventory* FindFreeNodeWhere(const PodRequest& pod, const PlanContext&
     if (context.reservations != nullptr) {
       free -= context.reservations->Reserved(node->name(), resource, context.own_key);
     }
-    if (free >= count && CanRunOn(pod.constraints, *node->facts)) return node;
+    if (free >= count && node->FitsCompute(pod.needs.compute) &&
+        CanRunOn(pod.constraints, *node->facts)) {
+      return node;
+    }
   }
   return nullptr;
 }

@@ -112,7 +112,7 @@ struct RequirementsPolicy {
   bool operator==(const RequirementsPolicy&) const = default;
 };
 
-enum class PlacementStrategy { kMostIdle, kBestFit, kFirstFit, kWorstFit, kScore };
+enum class PlacementStrategy { kMostIdle, kBestFit, kFirstFit, kWorstFit, kScore, kFragmentation };
 enum class AffinityMode { kPreferred, kRequired };
 
 // A preference for nodes whose nvidia.com/gpu.product contains `product` (seed 004).

@@ -36,7 +36,8 @@ void ReadPlacement(const YAML::Node& node, const std::string& path, PolicyValida
                                        {"best-fit", PlacementStrategy::kBestFit},
                                        {"first-fit", PlacementStrategy::kFirstFit},
                                        {"worst-fit", PlacementStrategy::kWorstFit},
-                                       {"score", PlacementStrategy::kScore}},
+                                       {"score", PlacementStrategy::kScore},
+                                       {"fragmentation", PlacementStrategy::kFragmentation}},
                                       out.strategy);
           }},
          {"affinity",

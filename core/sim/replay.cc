@@ -33,15 +33,15 @@ ReservationLedger::TimePoint SimTime(double seconds) {
 SimNode SimNodeOf(const json& node) {
   SimNode n;
   auto facts = std::make_shared<NodeFacts>(ReadNode(node));
-  n.allocatable = facts->allocatable;
-  n.facts = std::move(facts);
-  for (const char* r : {kCpuMilli, kMemoryBytes, kPods}) {
-    const json& q = At(node, {"status", "allocatable", r});
-    if (!q.is_string()) continue;
-    auto milli = ParseQuantityMilli(q.get<std::string>());
-    if (milli.ok())
-      n.allocatable[r] = std::string_view(r) == kCpuMilli ? milli.value() : milli.value() / 1000;
+  n.allocatable.extended = facts->allocatable;
+  n.allocatable.cpu_milli = facts->compute.cpu_milli;
+  n.allocatable.memory = facts->compute.memory_bytes;
+  if (const json& pods = At(node, {"status", "allocatable", "pods"}); pods.is_string()) {
+    if (auto count = ParseWholeQuantity(pods.get<std::string>()); count.ok()) {
+      n.allocatable.pods = count.value();
+    }
   }
+  n.facts = std::move(facts);
   return n;
 }
 
@@ -176,13 +176,13 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
   int64_t demand_replicas = 0;
   for (const SimNode& n : nodes) {
     int64_t replicas = ReplicasPerGpu(*n.facts);
-    result.capacity_gpus += GpuEquivalents(n.allocatable, replicas);
-    if (demand_replicas == 0 && Get(n.allocatable, "nvidia.com/gpu.shared") > 0) {
+    result.capacity_gpus += GpuEquivalents(n.allocatable.extended, replicas);
+    if (demand_replicas == 0 && Get(n.allocatable.extended, "nvidia.com/gpu.shared") > 0) {
       demand_replicas = replicas;
     }
   }
   auto held = [&](const SimPod& pod, const SimNode& node) {
-    return GpuEquivalents(pod.requests, ReplicasPerGpu(*node.facts));
+    return GpuEquivalents(pod.requests.extended, ReplicasPerGpu(*node.facts));
   };
   for (const json& item : items) {
     if (StringAt(item, {"kind"}) != "Pod") continue;
@@ -259,7 +259,7 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
       ++result.preferred;
       result.preferred_honoured += p.preferred == node.facts->name ? 1 : 0;
     }
-    for (const auto& [resource, count] : p.sim.requests) {
+    for (const auto& [resource, count] : p.sim.requests.extended) {
       if (IsManagedResource(resource) && count > 0) ++result.placed_by_resource[resource];
     }
     if (p.demand_gpus > 0) ++result.gpu_pods_placed;
@@ -284,7 +284,7 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
         ++result.arrived;
         json object = arrivals[e.pod].pod;
         if (!object["metadata"].contains("namespace")) object["metadata"]["namespace"] = "default";
-        p.demand_gpus = GpuEquivalents(SimPodFromSpec(object["spec"]).requests,
+        p.demand_gpus = GpuEquivalents(ReadPodRequirements(object["spec"]).effective,
                                        std::max<int64_t>(demand_replicas, 1));
         result.demand_gpus += p.demand_gpus;
         if (p.demand_gpus > 0) ++result.gpu_pods_arrived;

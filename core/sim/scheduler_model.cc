@@ -18,13 +18,12 @@ struct Stated {
   bool stated = false;
 };
 
-Stated ContainerRequest(const json& container, const char* resource) {
+Stated ContainerRequest(const json& container, bool cpu) {
   for (const char* part : {"requests", "limits"}) {
-    const json& q = At(container, {"resources", part, resource});
+    const json& q = At(container, {"resources", part, cpu ? "cpu" : "memory"});
     if (!q.is_string() && !q.is_number()) continue;
     auto milli = ParseQuantityMilli(q.is_string() ? q.get<std::string>() : q.dump());
     if (!milli.ok()) continue;
-    bool cpu = std::string_view(resource) == kCpuMilli;
     return {cpu ? milli.value() : milli.value() / 1000, true};
   }
   return {};
@@ -51,23 +50,44 @@ int64_t LeastRequested(int64_t requested, int64_t capacity) {
 }
 
 int64_t LeastAllocated(const SimPod& pod, const SimNode& node) {
-  int64_t cpu = LeastRequested(node.nonzero_cpu_milli + pod.nonzero_cpu_milli,
-                               Get(node.allocatable, kCpuMilli));
+  int64_t cpu =
+      LeastRequested(node.nonzero_cpu_milli + pod.nonzero_cpu_milli, node.allocatable.cpu_milli);
   int64_t memory =
-      LeastRequested(node.nonzero_memory + pod.nonzero_memory, Get(node.allocatable, kMemoryBytes));
+      LeastRequested(node.nonzero_memory + pod.nonzero_memory, node.allocatable.memory);
   return (cpu + memory) / 2;  // cpu and memory, weight 1 each
 }
 
 int64_t BalancedAllocation(const SimPod& pod, const SimNode& node) {
-  std::vector<double> fractions;
-  for (const char* r : {kCpuMilli, kMemoryBytes}) {
-    int64_t allocatable = Get(node.allocatable, r);
-    if (allocatable == 0) continue;
-    double f = static_cast<double>(Get(node.requested, r) + Get(pod.requests, r)) / allocatable;
-    fractions.push_back(std::min(f, 1.0));
-  }
-  double std = fractions.size() == 2 ? std::abs(fractions[0] - fractions[1]) / 2 : 0;
+  double fractions[2];
+  int n = 0;
+  auto add = [&](int64_t requested, int64_t asked, int64_t allocatable) {
+    if (allocatable == 0) return;
+    fractions[n++] = std::min(static_cast<double>(requested + asked) / allocatable, 1.0);
+  };
+  add(node.requested.cpu_milli, pod.requests.cpu_milli, node.allocatable.cpu_milli);
+  add(node.requested.memory, pod.requests.memory, node.allocatable.memory);
+  double std = n == 2 ? std::abs(fractions[0] - fractions[1]) / 2 : 0;
   return static_cast<int64_t>((1 - std) * kMaxNodeScore);
+}
+
+// The first resource `pod` asks for more of than `node` has left, "" when none.
+std::string_view Insufficient(const SimPod& pod, const SimNode& node) {
+  if (node.allocatable.pods > 0 && node.requested.pods + 1 > node.allocatable.pods) return "pods";
+  const SimResources& asked = pod.requests;
+  if (asked.cpu_milli > 0 &&
+      node.requested.cpu_milli + asked.cpu_milli > node.allocatable.cpu_milli) {
+    return "cpu";
+  }
+  if (asked.memory > 0 && node.requested.memory + asked.memory > node.allocatable.memory) {
+    return "memory";
+  }
+  for (const auto& [resource, count] : asked.extended) {
+    if (count > 0 &&
+        Get(node.requested.extended, resource) + count > Get(node.allocatable.extended, resource)) {
+      return resource;
+    }
+  }
+  return "";
 }
 
 int64_t PreferredAffinity(const SimPod& pod, const SimNode& node) {
@@ -99,23 +119,24 @@ SimPod SimPodFromSpec(const json& pod_spec) {
   pod.node_name = StringAt(pod_spec, {"nodeName"});
   pod.constraints = ReadSchedulingConstraints(pod_spec);
   pod.preferred = ReadPreferredTerms(pod_spec);
-  pod.requests = ReadPodRequirements(pod_spec).effective;
-  for (const char* r : {kCpuMilli, kMemoryBytes}) {
-    bool cpu = std::string_view(r) == kCpuMilli;
+  PodRequirements requirements = ReadPodRequirements(pod_spec);
+  pod.requests.extended = std::move(requirements.effective);
+  pod.requests.cpu_milli = requirements.compute.cpu_milli;
+  pod.requests.memory = requirements.compute.memory_bytes;
+  for (bool cpu : {true, false}) {
     int64_t sum = 0;
     int64_t nonzero = 0;
     if (const json& containers = At(pod_spec, {"containers"}); containers.is_array()) {
       for (const json& c : containers) {
-        Stated s = ContainerRequest(c, r);
+        Stated s = ContainerRequest(c, cpu);
         sum += s.value;
         nonzero += s.stated ? s.value : (cpu ? kDefaultMilliCpuRequest : kDefaultMemoryRequest);
       }
     }
     int64_t init_max = 0;
     if (const json& init = At(pod_spec, {"initContainers"}); init.is_array()) {
-      for (const json& c : init) init_max = std::max(init_max, ContainerRequest(c, r).value);
+      for (const json& c : init) init_max = std::max(init_max, ContainerRequest(c, cpu).value);
     }
-    if (std::max(sum, init_max) > 0) pod.requests[r] = std::max(sum, init_max);
     (cpu ? pod.nonzero_cpu_milli : pod.nonzero_memory) = std::max(nonzero, init_max);
   }
   return pod;
@@ -125,31 +146,14 @@ std::string FilterReason(const SimPod& pod, const SimNode& node) {
   const NodeFacts& facts = *node.facts;
   if (!pod.node_name.empty() && pod.node_name != facts.name) return "bound to another node";
   if (std::string why = WhyCannotRunOn(pod.constraints, facts); !why.empty()) return why;
-  if (node.allocatable.count(kPods) > 0 &&
-      Get(node.requested, kPods) + 1 > Get(node.allocatable, kPods)) {
-    return "insufficient pods";
-  }
-  for (const auto& [resource, count] : pod.requests) {
-    if (count > 0 && Get(node.requested, resource) + count > Get(node.allocatable, resource)) {
-      return "insufficient " + resource;
-    }
-  }
-  return "";
+  std::string_view lacking = Insufficient(pod, node);
+  return lacking.empty() ? "" : "insufficient " + std::string(lacking);
 }
 
 bool Passes(const SimPod& pod, const SimNode& node) {
   const NodeFacts& facts = *node.facts;
   if (!pod.node_name.empty() && pod.node_name != facts.name) return false;
-  if (node.allocatable.count(kPods) > 0 &&
-      Get(node.requested, kPods) + 1 > Get(node.allocatable, kPods)) {
-    return false;
-  }
-  for (const auto& [resource, count] : pod.requests) {
-    if (count > 0 && Get(node.requested, resource) + count > Get(node.allocatable, resource)) {
-      return false;
-    }
-  }
-  return CanRunOn(pod.constraints, facts);
+  return Insufficient(pod, node).empty() && CanRunOn(pod.constraints, facts);
 }
 
 std::vector<int64_t> ScoreNodes(const SimPod& pod, std::span<const SimNode> nodes) {
@@ -165,7 +169,7 @@ std::vector<int64_t> ScoreNodes(const SimPod& pod, std::span<const SimNode> node
   Normalize(taint, /*reverse=*/true);
   Normalize(affinity, /*reverse=*/false);
   // BalancedAllocation skips a pod that requests neither cpu nor memory (upstream issue 129138).
-  bool best_effort = Get(pod.requests, kCpuMilli) == 0 && Get(pod.requests, kMemoryBytes) == 0;
+  bool best_effort = pod.requests.cpu_milli == 0 && pod.requests.memory == 0;
   std::vector<int64_t> totals(nodes.size(), -1);
   for (size_t k = 0; k < feasible.size(); ++k) {
     const SimNode& node = nodes[feasible[k]];
@@ -183,15 +187,23 @@ std::optional<size_t> Schedule(const SimPod& pod, std::span<const SimNode> nodes
 }
 
 void Bind(const SimPod& pod, SimNode& node) {
-  for (const auto& [resource, count] : pod.requests) node.requested[resource] += count;
-  node.requested[kPods] += 1;
+  node.requested.cpu_milli += pod.requests.cpu_milli;
+  node.requested.memory += pod.requests.memory;
+  for (const auto& [resource, count] : pod.requests.extended) {
+    node.requested.extended[resource] += count;
+  }
+  node.requested.pods += 1;
   node.nonzero_cpu_milli += pod.nonzero_cpu_milli;
   node.nonzero_memory += pod.nonzero_memory;
 }
 
 void Unbind(const SimPod& pod, SimNode& node) {
-  for (const auto& [resource, count] : pod.requests) node.requested[resource] -= count;
-  node.requested[kPods] -= 1;
+  node.requested.cpu_milli -= pod.requests.cpu_milli;
+  node.requested.memory -= pod.requests.memory;
+  for (const auto& [resource, count] : pod.requests.extended) {
+    node.requested.extended[resource] -= count;
+  }
+  node.requested.pods -= 1;
   node.nonzero_cpu_milli -= pod.nonzero_cpu_milli;
   node.nonzero_memory -= pod.nonzero_memory;
 }

@@ -43,24 +43,30 @@ inline constexpr int64_t kMaxNodeScore = 100;
 inline constexpr int64_t kDefaultMilliCpuRequest = 100;
 inline constexpr int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
 
-// The resource names SimNode and SimPod use besides the extended ones (nvidia.com/...).
-inline constexpr char kCpuMilli[] = "cpu";  // thousandths of a CPU
-inline constexpr char kMemoryBytes[] = "memory";
-inline constexpr char kPods[] = "pods";
+// Resources as NodeResourcesFit counts them. cpu, memory and pods are fields, not map entries:
+// every pod is filtered and scored against every node, and three string lookups per node and
+// plugin cost more than the rest of scheduling.
+struct SimResources {
+  int64_t cpu_milli = 0;  // thousandths of a CPU
+  int64_t memory = 0;     // bytes
+  int64_t pods = 0;       // a node's pod capacity (0: not stated, not checked), or pods bound
+  ResourceList extended;  // nvidia.com/...
+  bool operator==(const SimResources&) const = default;
+};
 
 struct SimNode {
   std::shared_ptr<const NodeFacts> facts;  // name, labels, taints, ready, cordoned
-  ResourceList allocatable;                // cpu (milli), memory (bytes), pods, extended
-  ResourceList requested;                  // by the pods bound here, and one "pods" each
-  int64_t nonzero_cpu_milli = 0;           // requested, with the defaults for containers
-  int64_t nonzero_memory = 0;              // that state none (LeastAllocated reads these)
+  SimResources allocatable;
+  SimResources requested;         // by the pods bound here, and one pod each
+  int64_t nonzero_cpu_milli = 0;  // requested, with the defaults for containers
+  int64_t nonzero_memory = 0;     // that state none (LeastAllocated reads these)
 };
 
 struct SimPod {
   std::string node_name;  // spec.nodeName before scheduling: only that node passes
   SchedulingConstraints constraints;
   std::vector<WeightedTerm> preferred;
-  ResourceList requests;  // cpu (milli), memory (bytes), extended; summed over containers
+  SimResources requests;  // cpu, memory and extended, effective over the containers
   int64_t nonzero_cpu_milli = 0;
   int64_t nonzero_memory = 0;
 };

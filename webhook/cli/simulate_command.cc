@@ -32,7 +32,7 @@ using nlohmann::json;
 constexpr char kTraceName[] = "alibaba-openb";
 constexpr PlacementStrategy kStrategies[] = {
     PlacementStrategy::kMostIdle, PlacementStrategy::kBestFit, PlacementStrategy::kFirstFit,
-    PlacementStrategy::kWorstFit, PlacementStrategy::kScore};
+    PlacementStrategy::kWorstFit, PlacementStrategy::kScore,   PlacementStrategy::kFragmentation};
 
 struct NamedPolicy {
   std::string name;
@@ -107,7 +107,7 @@ Result<std::vector<NamedPolicy>> Policies(const Flags& f) {
                              [&](PlacementStrategy s) { return StrategyName(s) == name; });
       if (it == std::end(kStrategies)) {
         return Error{"--strategy \"" + name + "\" is not one of most-idle, best-fit, first-fit, " +
-                     "worst-fit, score"};
+                     "worst-fit, score, fragmentation"};
       }
       NamedPolicy variant = p;
       variant.name += "/" + name;

@@ -49,6 +49,54 @@ TEST(ClusterState, PodsMoveTheirUsageAsTheyChangeAndGo) {
   EXPECT_EQ(state.Snapshot(3).FindNode("n1")->Free(k2g), 4);
 }
 
+TEST(ClusterState, BoundPodsCountTheirCpuAndMemoryGpuOrNot) {
+  ClusterState state("gpuadmit.io/reservation");
+  NodeFacts n = Node("n1", 4);
+  n.compute = {8000, 16LL << 30};
+  state.UpsertNode(n);
+  PodRecord gpu = Pod("ns/gpu", "n1", 1);
+  gpu.compute = {2000, 4LL << 30};
+  PodRecord cpu_only;
+  cpu_only.key = "ns/web";
+  cpu_only.node = "n1";
+  cpu_only.compute = {3000, 1LL << 30};
+  PodRecord queued = Pod("ns/queued", "", 1);
+  queued.compute = {8000, 0};  // not bound: holds no cpu
+  for (const PodRecord& p : {gpu, cpu_only, queued}) state.UpsertPod(p);
+  InventorySnapshot snapshot = state.Snapshot(1);
+  const NodeInventory* node = snapshot.FindNode("n1");
+  EXPECT_EQ(node->compute_used, (ComputeRequest{5000, 5LL << 30}));
+  EXPECT_EQ(node->ComputeFree(), (ComputeRequest{3000, 11LL << 30}));
+  EXPECT_TRUE(node->FitsCompute({3000, 11LL << 30}));
+  EXPECT_FALSE(node->FitsCompute({3001, 0}));
+  state.DeletePod("ns/web");
+  EXPECT_EQ(state.Snapshot(2).FindNode("n1")->compute_used, (ComputeRequest{2000, 4LL << 30}));
+}
+
+TEST(ClusterState, TheMixCountsGpuPodsByShapeBoundOrQueuedMostCommonFirst) {
+  ClusterState state("gpuadmit.io/reservation");
+  state.UpsertNode(Node("n1", 8));
+  auto pod = [](std::string key, std::string node, int64_t count, int64_t cpu) {
+    PodRecord p = Pod(std::move(key), std::move(node), count);
+    p.compute = {cpu, 0};
+    return p;
+  };
+  state.UpsertPod(pod("ns/a", "n1", 1, 1500));               // 1500m rounds up to 2048m
+  state.UpsertPod(pod("ns/b", "n1", 1, 2000));               // the same shape
+  state.UpsertPod(pod("ns/c", "", 2, 100));                  // queued counts too
+  state.UpsertPod(pod("ns/d", "n1", 1, 900));                // 1024m: another shape
+  state.UpsertPod(Pod("ns/e", "n1", 1, /*terminal=*/true));  // Succeeded: gone from the mix
+  std::vector<WeightedShape> mix = state.Snapshot(1).mix();
+  ASSERT_EQ(mix.size(), 3u);
+  EXPECT_EQ(mix[0].shape, (PodShape{k2g, 1, 2048, 0}));
+  EXPECT_EQ(mix[0].pods, 2);
+  EXPECT_EQ(mix[1].pods, 1);
+  EXPECT_EQ(mix[2].pods, 1);
+  state.DeletePod("ns/a");
+  state.DeletePod("ns/b");
+  EXPECT_EQ(state.Snapshot(2).mix().size(), 2u);
+}
+
 TEST(ClusterState, NodesOfPodsNamedJoinsExporterPodNamesToTheirNodes) {
   ClusterState state("gpuadmit.io/reservation");
   state.UpsertNode(Node("gpu-a", 4));

@@ -35,6 +35,21 @@ TEST(ReadPodRequirements, EffectiveIsMaxOfLargestInitAndSumOfAppsPlusOverhead) {
             (ResourceList{{"nvidia.com/gpu", 2}, {"nvidia.com/mig-1g.10gb", 3}}));
 }
 
+TEST(ReadPodRequirements, CpuAndMemoryAreTheSchedulersEffectiveRequestToo) {
+  json sidecar = Container("proxy", json::object(), {{"cpu", "250m"}, {"memory", "64Mi"}});
+  sidecar["restartPolicy"] = "Always";
+  json spec = {{"initContainers", {Container("warm", {{"cpu", "4"}}), sidecar}},
+               {"containers",
+                {Container("a", {{"cpu", "2"}, {"memory", "1Gi"}}, {{"cpu", "1"}}),
+                 Container("b", {{"memory", "512Mi"}})}},
+               {"overhead", {{"cpu", "100m"}}}};
+  PodRequirements r = ReadPodRequirements(spec);
+  // cpu: max(init 4, apps 1 (a's request) + sidecar 0.25) + overhead 0.1; memory: a's limit
+  // 1Gi + b's 512Mi + the sidecar's 64Mi.
+  EXPECT_EQ(r.compute, (ComputeRequest{4100, (1024 + 512 + 64) * int64_t{1} << 20}));
+  EXPECT_TRUE(r.effective.empty());
+}
+
 TEST(ReadPodRequirements, SidecarInitContainersAddToAppsAndLaterInits) {
   json sidecar = Container("proxy", {{"nvidia.com/gpu", "1"}});
   sidecar["restartPolicy"] = "Always";

@@ -501,3 +501,81 @@ TEST(Placement, NodesThatCannotTakeThePodSayWhyWhenExplained) {
 
 }  // namespace
 }  // namespace gpuadmit
+
+namespace gpuadmit {
+namespace {
+
+// A bound pod on `node` asking `cpu` (and no GPU): what takes a GPU node's CPU in the trace.
+void AddCpuPod(json& cluster, const std::string& node, const std::string& name,
+               const std::string& cpu) {
+  cluster["items"].push_back(
+      {{"apiVersion", "v1"},
+       {"kind", "Pod"},
+       {"metadata", {{"name", name}, {"namespace", "default"}}},
+       {"spec",
+        {{"nodeName", node},
+         {"containers", {{{"name", "main"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}}}}},
+       {"status", {{"phase", "Running"}}}});
+}
+
+TEST(Placement, ANodeWithoutThePodsCpuLeftIsNoCandidate) {
+  // Best-fit would pick gpu-05 (2 free GPUs); a CPU-only pod holds 31 of its 32 CPUs, so a pod
+  // asking 2 CPUs could not run there and the scheduler would bind it elsewhere.
+  json cluster = StrategyCluster();
+  AddCpuPod(cluster, "gpu-05", "cpu-hog", "31");
+  InventorySnapshot s = SnapshotOf(cluster);
+  EXPECT_EQ(s.FindNode("gpu-05")->compute_used.cpu_milli, 31000);
+  json spec = GpuPodSpec(2);
+  spec["containers"][0]["resources"]["requests"] = {{"cpu", "2"}};
+  PodRequest pod = PodRequest::From("default", "Pod default/train", spec, nullptr, true);
+  EXPECT_EQ(pod.needs.compute.cpu_milli, 2000);
+  Policy policy;
+  policy.placement.strategy = PlacementStrategy::kBestFit;
+  PlanContext context{s, policy};
+  context.explain = true;
+  Decision d = Place(pod, context);
+  EXPECT_EQ(TermsOf(d.preferred), HostPreference("gpu-06"));  // the next least free
+  std::string trail;
+  for (const std::string& line : d.trail) trail += line + "\n";
+  EXPECT_NE(trail.find("gpu-05"), std::string::npos) << trail;
+  EXPECT_NE(trail.find("too little cpu or memory free (1000m cpu"), std::string::npos) << trail;
+}
+
+TEST(Placement, FragmentationKeepsWholeNodesForTheMixsLargePods) {
+  // Two 8-GPU nodes, one with 4 GPUs taken by a 4-GPU pod, one with 1 taken, and a mix of
+  // 4-GPU pods: a 1-GPU pod on big-b (7 free -> 6) leaves room for one 4-GPU pod there, as
+  // before; on big-a (4 free -> 3) it strands all three. Best-fit takes big-a; fragmentation
+  // big-b.
+  json cluster = ListOf({GpuNode("big-a", 8), GpuNode("big-b", 8)});
+  AddBoundPods(cluster, "big-b", kGpu, 1);
+  for (int i = 0; i < 1; ++i) {
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", "four-" + std::to_string(i)}, {"namespace", "default"}}},
+                {"spec", GpuPodSpec(4, {{"nodeName", "big-a"}})},
+                {"status", {{"phase", "Running"}}}};
+    cluster["items"].push_back(pod);
+  }
+  InventorySnapshot s = SnapshotOf(cluster);
+  ASSERT_EQ(s.mix().size(), 2u);  // a 4-GPU shape and a 1-GPU one, one pod each
+  json spec = GpuPodSpec(1);
+  PodRequest pod = PodRequest::From("default", "Pod default/small", spec, nullptr, true);
+  Policy policy;
+  policy.placement.strategy = PlacementStrategy::kBestFit;
+  EXPECT_EQ(TermsOf(Place(pod, {s, policy}).preferred), HostPreference("big-a"));
+  policy.placement.strategy = PlacementStrategy::kFragmentation;
+  EXPECT_EQ(TermsOf(Place(pod, {s, policy}).preferred), HostPreference("big-b"));
+}
+
+TEST(Placement, FragmentationWithoutAMixIsBestFit) {
+  InventorySnapshot s = SnapshotOf(ListOf({GpuNode("gpu-a", 8), GpuNode("gpu-b", 2)}));
+  ASSERT_TRUE(s.mix().empty());
+  json spec = GpuPodSpec(1);
+  PodRequest pod = PodRequest::From("default", "Pod default/small", spec, nullptr, true);
+  Policy policy;
+  policy.placement.strategy = PlacementStrategy::kFragmentation;
+  EXPECT_EQ(TermsOf(Place(pod, {s, policy}).preferred), HostPreference("gpu-b"));
+}
+
+}  // namespace
+}  // namespace gpuadmit

@@ -476,7 +476,7 @@ TEST(ParsePolicy, ReportsBadPlacementSettings) {
     - {weight: 5}
 )",
        {"2:13: placement.strategy must be one of most-idle, best-fit, first-fit, worst-fit, "
-        "score, not \"fastest\"",
+        "score, fragmentation, not \"fastest\"",
         "3:13: placement.affinity must be one of preferred, required, not \"maybe\"",
         "4:20: placement.preferredWeight must be between 1 and 100, not 0",
         "5:26: placement.idle.maxUtilization must be between 0 and 100, not 101",

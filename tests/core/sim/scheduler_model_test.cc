@@ -20,7 +20,7 @@ SimNode Node(const std::string& name, int64_t cpu_milli = 4000, int64_t memory =
   facts->labels = {{"kubernetes.io/hostname", name}};
   SimNode n;
   n.facts = facts;
-  n.allocatable = {{kCpuMilli, cpu_milli}, {kMemoryBytes, memory}, {kPods, 110}, {k1g, 7}};
+  n.allocatable = {cpu_milli, memory, 110, {{k1g, 7}}};
   return n;
 }
 
@@ -62,7 +62,7 @@ TEST(SchedulerModel, FiltersRejectEachNodeForItsReason) {
   json gpus = {{"containers", {{{"name", "c"}, {"resources", {{"limits", {{k1g, "8"}}}}}}}}};
   EXPECT_EQ(FilterReason(SimPodFromSpec(gpus), Node("a")), "insufficient nvidia.com/mig-1g.10gb");
   SimNode full = Node("a");
-  full.requested[kPods] = 110;
+  full.requested.pods = 110;
   EXPECT_EQ(FilterReason(pod, full), "insufficient pods");
 }
 
@@ -106,7 +106,7 @@ TEST(SchedulerModel, APodWithoutRequestsIsScoredWithTheDefaultsAndNotBalanced) {
   SimPod pod = SimPodFromSpec(spec);
   EXPECT_EQ(pod.nonzero_cpu_milli, kDefaultMilliCpuRequest);
   EXPECT_EQ(pod.nonzero_memory, kDefaultMemoryRequest);
-  EXPECT_EQ(Get(pod.requests, kCpuMilli), 0);
+  EXPECT_EQ(pod.requests.cpu_milli, 0);
   std::vector<SimNode> nodes = {Node("a", 1000, kGi)};
   // LeastAllocated: cpu (1000 - 100) x 100 / 1000 = 90, memory (1024 - 200) x 100 / 1024 = 80.
   EXPECT_EQ(ScoreNodes(pod, nodes), (std::vector<int64_t>{300 + (90 + 80) / 2}));
@@ -119,7 +119,7 @@ TEST(SchedulerModel, RequestsAreTheEffectiveOnesOfContainersInitContainersAndLim
       {"name":"a","resources":{"limits":{"cpu":"500m","memory":"4Gi","nvidia.com/mig-1g.10gb":"1"}}},
       {"name":"b","resources":{"requests":{"cpu":"1"}}}]})");
   SimPod pod = SimPodFromSpec(spec);
-  EXPECT_EQ(pod.requests, (ResourceList{{kCpuMilli, 3000}, {kMemoryBytes, 4 * kGi}, {k1g, 1}}));
+  EXPECT_EQ(pod.requests, (SimResources{3000, 4 * kGi, 0, {{k1g, 1}}}));
   EXPECT_EQ(pod.nonzero_cpu_milli, 3000);  // the init container's 3 CPUs outweigh 1.5
   EXPECT_EQ(pod.nonzero_memory, 4 * kGi + kDefaultMemoryRequest);  // b states no memory
 }
@@ -134,10 +134,10 @@ TEST(SchedulerModel, BindAndUnbindMoveEveryRequestAndThePodCount) {
   SimNode n = Node("a");
   SimPod pod = Pod("1", "2Gi");
   Bind(pod, n);
-  EXPECT_EQ(n.requested, (ResourceList{{kCpuMilli, 1000}, {kMemoryBytes, 2 * kGi}, {kPods, 1}}));
+  EXPECT_EQ(n.requested, (SimResources{1000, 2 * kGi, 1, {}}));
   EXPECT_EQ(n.nonzero_cpu_milli, 1000);
   Unbind(pod, n);
-  EXPECT_EQ(n.requested, (ResourceList{{kCpuMilli, 0}, {kMemoryBytes, 0}, {kPods, 0}}));
+  EXPECT_EQ(n.requested, (SimResources{0, 0, 0, {}}));
   EXPECT_EQ(n.nonzero_memory, 0);
 }
 
