@@ -17,10 +17,28 @@ void AddInto(ResourceList& into, const ResourceList& add, int sign) {
   }
 }
 
+// The kMixShapes most common shapes, most pods first (ties by shape).
+std::vector<WeightedShape> MostCommon(const std::map<PodShape, int64_t>& mix) {
+  std::vector<WeightedShape> out;
+  out.reserve(mix.size());
+  for (const auto& [shape, pods] : mix) out.push_back({shape, pods});
+  auto more = [](const WeightedShape& a, const WeightedShape& b) {
+    return a.pods != b.pods ? a.pods > b.pods : a.shape < b.shape;
+  };
+  if (out.size() > kMixShapes) {
+    std::partial_sort(out.begin(), out.begin() + kMixShapes, out.end(), more);
+    out.resize(kMixShapes);
+  } else {
+    std::sort(out.begin(), out.end(), more);
+  }
+  return out;
+}
+
 }  // namespace
 
 void ClusterState::Count(const PodRecord& pod, int sign) {
   if (pod.terminal) return;
+  if (tracking_ && !pod.node.empty()) changed_.insert(pod.node);
   if (!pod.node.empty() && pod.compute != ComputeRequest{}) {
     ComputeRequest& c = compute_used_[pod.node];
     c.cpu_milli += sign * pod.compute.cpu_milli;
@@ -112,19 +130,51 @@ InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
   queue.reserve(queue_.size());
   for (const auto& [created, key] : queue_) queue.push_back(&pods_.at(key));
   s.unplaceable_ = CountQueuedDemand(queue, s.nodes_);
-  s.mix_.reserve(std::min(mix_.size(), kMixShapes));
-  for (const auto& [shape, pods] : mix_) s.mix_.push_back({shape, pods});
-  auto more = [](const WeightedShape& a, const WeightedShape& b) {
-    return a.pods != b.pods ? a.pods > b.pods : a.shape < b.shape;
-  };
-  if (s.mix_.size() > kMixShapes) {
-    std::partial_sort(s.mix_.begin(), s.mix_.begin() + kMixShapes, s.mix_.end(), more);
-    s.mix_.resize(kMixShapes);
-  } else {
-    std::sort(s.mix_.begin(), s.mix_.end(), more);
-  }
+  s.mix_ = MostCommon(mix_);
   s.BuildIndexes();
   return s;
+}
+
+void ClusterState::Refresh(InventorySnapshot& s, uint64_t version) {
+  if (!tracking_) {
+    s = Snapshot(version);
+    tracking_ = true;
+    changed_.clear();
+    return;
+  }
+  s.version_ = version;
+  s.pod_count_ = pods_.size();
+  // Nodes whose queued demand may move: those holding some before the recount, and after it.
+  std::vector<NodeInventory*> moved;
+  for (NodeInventory& n : s.nodes_) {
+    if (!n.queued.empty()) {
+      n.queued.clear();
+      moved.push_back(&n);
+    }
+  }
+  for (const std::string& name : changed_) {
+    auto at = IndexOfNode(s.nodes_, name);
+    if (!at) continue;
+    NodeInventory& n = s.nodes_[*at];
+    auto used = used_.find(name);
+    n.used = used == used_.end() ? ResourceList{} : used->second;
+    auto compute = compute_used_.find(name);
+    n.compute_used = compute == compute_used_.end() ? ComputeRequest{} : compute->second;
+    moved.push_back(&n);
+  }
+  changed_.clear();
+  s.queued_ = queued_;
+  std::vector<const PodRecord*> queue;
+  queue.reserve(queue_.size());
+  for (const auto& [created, key] : queue_) queue.push_back(&pods_.at(key));
+  s.unplaceable_ = CountQueuedDemand(queue, s.nodes_);
+  for (NodeInventory& n : s.nodes_) {
+    if (!n.queued.empty()) moved.push_back(&n);
+  }
+  std::sort(moved.begin(), moved.end());
+  moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
+  s.Reposition(std::vector<const NodeInventory*>(moved.begin(), moved.end()));
+  s.mix_ = MostCommon(mix_);
 }
 
 std::map<std::string, std::string, std::less<>> ClusterState::NodesOfPodsNamed(

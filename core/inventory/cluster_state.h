@@ -46,6 +46,14 @@ class ClusterState {
   // Copies the current state into a snapshot (O(nodes), shares every NodeFacts).
   InventorySnapshot Snapshot(uint64_t version) const;
 
+  // Brings `snapshot`, which this state made and nobody else reads, up to date in place: only
+  // the nodes whose pods changed since the last Refresh are copied again and moved in the
+  // indexes, and queued demand is recounted (O(changed nodes x log nodes + queued pods)). For a
+  // single-threaded owner that decides after every change (simulate's replay), where Snapshot's
+  // O(nodes) copy would dominate. The first call takes a full Snapshot and starts tracking
+  // changes; nodes must not be added or removed after it.
+  void Refresh(InventorySnapshot& snapshot, uint64_t version);
+
   // The node of each bound pod whose name (any namespace) is in `names`: how a dcgm-exporter
   // host label that is its pod's name finds the node. O(pods); a name in two namespaces keeps
   // the first met; a name that is a node's own is left out (that host already is the node).
@@ -65,8 +73,10 @@ class ClusterState {
   std::unordered_map<std::string, ResourceList> used_;
   // cpu and memory of every non-terminal bound pod, GPU or not, by node name.
   std::unordered_map<std::string, ComputeRequest> compute_used_;
-  std::map<PodShape, int64_t> mix_;  // non-terminal GPU pods, bound or queued, by shape
-  ResourceList queued_;              // every unbound pod's need
+  std::map<PodShape, int64_t> mix_;             // non-terminal GPU pods, bound or queued, by shape
+  bool tracking_ = false;                       // Refresh has been called: changed_ is kept
+  std::set<std::string, std::less<>> changed_;  // nodes whose bound pods changed since
+  ResourceList queued_;                         // every unbound pod's need
   // The unbound pods with a need, in queue order: (creationTimestamp, key).
   std::set<std::pair<std::string, std::string>> queue_;
   std::vector<std::string> arrived_reservations_;

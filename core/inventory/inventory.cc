@@ -86,6 +86,31 @@ void InventorySnapshot::BuildIndexes() {
   }
 }
 
+void InventorySnapshot::Reposition(std::span<const NodeInventory* const> moved) {
+  // `moved` is sorted: taking them all out first leaves each list sorted by current free counts,
+  // so each goes back in by binary search. Ties keep name order, which is address order within
+  // nodes_.
+  auto is_moved = [&](const NodeInventory* n) {
+    return std::binary_search(moved.begin(), moved.end(), n);
+  };
+  for (auto& [resource, list] : by_resource_) {
+    size_t before = list.size();
+    std::erase_if(list, is_moved);
+    if (list.size() == before) continue;
+    const std::string& r = resource;
+    for (const NodeInventory* node : moved) {
+      if (Get(node->facts->allocatable, r) <= 0) continue;
+      const int64_t free = node->Free(r);
+      auto at = std::lower_bound(list.begin(), list.end(), node,
+                                 [&](const NodeInventory* a, const NodeInventory*) {
+                                   int64_t fa = a->Free(r);
+                                   return fa != free ? fa > free : a < node;
+                                 });
+      list.insert(at, node);
+    }
+  }
+}
+
 Result<InventorySnapshot> InventorySnapshot::FromObjects(const nlohmann::json& list) {
   auto items = list.find("items");
   if (!list.is_object() || items == list.end() || !items->is_array()) {

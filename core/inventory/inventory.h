@@ -85,6 +85,9 @@ class InventorySnapshot {
  private:
   friend class ClusterState;
   void BuildIndexes();
+  // Moves the `moved` nodes (of nodes_, sorted by address) to where their free counts now put
+  // them in each index.
+  void Reposition(std::span<const NodeInventory* const> moved);
 
   std::vector<NodeInventory> nodes_;
   std::map<std::string, std::vector<const NodeInventory*>, std::less<>> by_resource_;

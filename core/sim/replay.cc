@@ -233,13 +233,15 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
     }
   };
 
+  SchedulerSearch search{0, options.percentage_of_nodes_to_score};
+  InventorySnapshot snapshot;  // what reviews see, refreshed in place before each
   std::deque<size_t> pending;  // offered to the scheduler, not bound, in arrival order
   uint64_t version = 0;
   size_t next_replica = 0;
   // Binds pod `i` where the scheduler model puts it; false when no node takes it.
   auto try_bind = [&](size_t i) {
     PodState& p = pods[i];
-    std::optional<size_t> at = Schedule(p.sim, nodes);
+    std::optional<size_t> at = Schedule(p.sim, nodes, &search);
     if (!at) {
       if (!p.unschedulable && p.visible) watch(Unschedulable(p.object));
       p.unschedulable = true;
@@ -292,7 +294,7 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
           ReplicaReservations& replica = replicas[next_replica];
           ledgers[next_replica].Expire(now_point);
           next_replica = (next_replica + 1) % replicas.size();
-          InventorySnapshot snapshot = state.Snapshot(++version);
+          state.Refresh(snapshot, ++version);
           ReviewContext context{snapshot, *policy, nullptr, &replica};
           Admitted admitted = Admit(object, "sim-" + std::to_string(e.pod), context);
           object = std::move(admitted.pod);

@@ -39,6 +39,7 @@ struct ReplayOptions {
   double watch_delay = 0.01;  // seconds from admission to the pod in the inventory's watch
   double bind_delay = 0.05;   // seconds from admission to the scheduler's first try
   int replicas = 1;           // webhook replicas, each with its own reservation ledger
+  int percentage_of_nodes_to_score = 0;  // the scheduler's (SchedulerSearch); 0: adaptive
 };
 
 // The cluster after an arrival's turn, in GPU equivalents (gpu_equivalents.h): the GPU ask of

@@ -156,11 +156,22 @@ bool Passes(const SimPod& pod, const SimNode& node) {
   return Insufficient(pod, node).empty() && CanRunOn(pod.constraints, facts);
 }
 
-std::vector<int64_t> ScoreNodes(const SimPod& pod, std::span<const SimNode> nodes) {
-  std::vector<size_t> feasible;
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (Passes(pod, nodes[i])) feasible.push_back(i);
+size_t NodesToFind(size_t all, int percentage) {
+  constexpr size_t kMinFeasibleNodesToFind = 100;
+  constexpr int kMinFeasibleNodesPercentageToFind = 5;
+  if (all < kMinFeasibleNodesToFind) return all;
+  if (percentage <= 0) {
+    percentage = std::max(50 - static_cast<int>(all / 125), kMinFeasibleNodesPercentageToFind);
   }
+  if (percentage >= 100) return all;
+  return std::max(all * static_cast<size_t>(percentage) / 100, kMinFeasibleNodesToFind);
+}
+
+namespace {
+
+// Each feasible node's weighted total, in the order of `feasible`.
+std::vector<int64_t> ScoreFeasible(const SimPod& pod, std::span<const SimNode> nodes,
+                                   const std::vector<size_t>& feasible) {
   std::vector<int64_t> taint(feasible.size()), affinity(feasible.size());
   for (size_t k = 0; k < feasible.size(); ++k) {
     taint[k] = IntolerablePreferNoSchedule(pod, nodes[feasible[k]]);
@@ -170,20 +181,51 @@ std::vector<int64_t> ScoreNodes(const SimPod& pod, std::span<const SimNode> node
   Normalize(affinity, /*reverse=*/false);
   // BalancedAllocation skips a pod that requests neither cpu nor memory (upstream issue 129138).
   bool best_effort = pod.requests.cpu_milli == 0 && pod.requests.memory == 0;
-  std::vector<int64_t> totals(nodes.size(), -1);
+  std::vector<int64_t> totals(feasible.size());
   for (size_t k = 0; k < feasible.size(); ++k) {
     const SimNode& node = nodes[feasible[k]];
-    totals[feasible[k]] = 3 * taint[k] + 2 * affinity[k] + LeastAllocated(pod, node) +
-                          (best_effort ? 0 : BalancedAllocation(pod, node));
+    totals[k] = 3 * taint[k] + 2 * affinity[k] + LeastAllocated(pod, node) +
+                (best_effort ? 0 : BalancedAllocation(pod, node));
   }
   return totals;
 }
 
-std::optional<size_t> Schedule(const SimPod& pod, std::span<const SimNode> nodes) {
-  std::vector<int64_t> totals = ScoreNodes(pod, nodes);
-  auto best = std::max_element(totals.begin(), totals.end());
-  if (best == totals.end() || *best < 0) return std::nullopt;
-  return static_cast<size_t>(best - totals.begin());
+}  // namespace
+
+std::vector<int64_t> ScoreNodes(const SimPod& pod, std::span<const SimNode> nodes) {
+  std::vector<size_t> feasible;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (Passes(pod, nodes[i])) feasible.push_back(i);
+  }
+  std::vector<int64_t> scores = ScoreFeasible(pod, nodes, feasible);
+  std::vector<int64_t> totals(nodes.size(), -1);
+  for (size_t k = 0; k < feasible.size(); ++k) totals[feasible[k]] = scores[k];
+  return totals;
+}
+
+std::optional<size_t> Schedule(const SimPod& pod, std::span<const SimNode> nodes,
+                               SchedulerSearch* search) {
+  std::vector<size_t> feasible;
+  const size_t all = nodes.size();
+  const size_t start = search != nullptr && all > 0 ? search->next_start % all : 0;
+  const size_t wanted =
+      search != nullptr ? NodesToFind(all, search->percentage_of_nodes_to_score) : all;
+  size_t processed = 0;
+  while (processed < all && feasible.size() < wanted) {
+    size_t i = (start + processed++) % all;
+    if (Passes(pod, nodes[i])) feasible.push_back(i);
+  }
+  if (search != nullptr && all > 0) search->next_start = (start + processed) % all;
+  if (feasible.empty()) return std::nullopt;
+  std::vector<int64_t> scores = ScoreFeasible(pod, nodes, feasible);
+  // The best total; among equals the first in name order, where kube-scheduler draws one.
+  size_t best = 0;
+  for (size_t k = 1; k < feasible.size(); ++k) {
+    if (scores[k] > scores[best] || (scores[k] == scores[best] && feasible[k] < feasible[best])) {
+      best = k;
+    }
+  }
+  return feasible[best];
 }
 
 void Bind(const SimPod& pod, SimNode& node) {

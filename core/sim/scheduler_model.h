@@ -88,8 +88,25 @@ bool Passes(const SimPod& pod, const SimNode& node);
 // Each node's weighted total, for the nodes that pass the filters (-1 for the others).
 std::vector<int64_t> ScoreNodes(const SimPod& pod, std::span<const SimNode> nodes);
 
-// The node the scheduler binds `pod` to, or nullopt when every filter rejects every node.
-std::optional<size_t> Schedule(const SimPod& pod, std::span<const SimNode> nodes);
+// kube-scheduler's search for feasible nodes (pkg/scheduler/schedule_one.go,
+// numFeasibleNodesToFind and findNodesThatPassFilters): it stops filtering once it has found
+// NodesToFind feasible nodes, and the next pod's search starts where this one stopped, so
+// successive pods see different parts of a large cluster.
+struct SchedulerSearch {
+  size_t next_start = 0;
+  // percentageOfNodesToScore; 0: upstream's adaptive default, 50% less 1% per 125 nodes, at
+  // least 5%.
+  int percentage_of_nodes_to_score = 0;
+};
+
+// How many feasible nodes the search looks for among `all`: every node below 100, else
+// `percentage` (0: adaptive) of them, at least 100.
+size_t NodesToFind(size_t all, int percentage);
+
+// The node the scheduler binds `pod` to, or nullopt when every filter rejects every node
+// examined. With `search`, upstream's search (SchedulerSearch); without, every node is filtered.
+std::optional<size_t> Schedule(const SimPod& pod, std::span<const SimNode> nodes,
+                               SchedulerSearch* search = nullptr);
 
 // Counts `pod`'s requests on `node` (Bind), or takes them away again (Unbind).
 void Bind(const SimPod& pod, SimNode& node);

@@ -97,6 +97,65 @@ TEST(ClusterState, TheMixCountsGpuPodsByShapeBoundOrQueuedMostCommonFirst) {
   EXPECT_EQ(state.Snapshot(2).mix().size(), 2u);
 }
 
+// Everything a decision reads of a snapshot, as text, to compare two snapshots whole.
+std::string Describe(const InventorySnapshot& s) {
+  std::string out;
+  for (const NodeInventory& n : s.nodes()) {
+    out += n.name() + " used " + json(n.used).dump() + " queued " + json(n.queued).dump() +
+           " cpu " + std::to_string(n.compute_used.cpu_milli) + "\n";
+  }
+  for (std::string_view r : s.ResourcesOffered()) {
+    out += std::string(r) + ":";
+    for (const NodeInventory* n : s.NodesOffering(r)) out += " " + n->name();
+    out += "\n";
+  }
+  out += "queued " + json(s.queued()).dump() + " unplaceable " + json(s.unplaceable()).dump();
+  for (const WeightedShape& w : s.mix())
+    out += " " + w.shape.resource + "x" + std::to_string(w.pods);
+  return out + " pods " + std::to_string(s.pod_count());
+}
+
+TEST(ClusterState, ARefreshedSnapshotIsTheSnapshotTakenAfresh) {
+  ClusterState state("gpuadmit.io/reservation");
+  for (int i = 0; i < 6; ++i) {
+    NodeFacts n = Node("n" + std::to_string(i), 4 + i % 3);
+    n.allocatable["nvidia.com/gpu"] = 8;
+    n.compute = {64000, 0};
+    state.UpsertNode(n);
+  }
+  InventorySnapshot refreshed;
+  state.Refresh(refreshed, 1);
+  uint64_t x = 12345;  // a fixed linear congruential sequence: the same steps every run
+  auto next = [&x](uint64_t n) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (x >> 33) % n;
+  };
+  for (int step = 0; step < 400; ++step) {
+    std::string key = "ns/p" + std::to_string(next(40));
+    switch (next(4)) {
+      case 0:
+        state.DeletePod(key);
+        break;
+      case 1: {
+        PodRecord p = Pod(key, "", 1 + static_cast<int64_t>(next(3)));  // queued
+        if (next(2) == 0) p.need = {{"nvidia.com/gpu", 1 + static_cast<int64_t>(next(8))}};
+        state.UpsertPod(p);
+        break;
+      }
+      default: {
+        PodRecord p = Pod(key, "n" + std::to_string(next(6)), 1 + static_cast<int64_t>(next(2)));
+        p.compute = {static_cast<int64_t>(next(8)) * 1000, 0};
+        state.UpsertPod(p);
+        break;
+      }
+    }
+    if (step % 7 == 0 || step == 399) {
+      state.Refresh(refreshed, step + 2);
+      ASSERT_EQ(Describe(refreshed), Describe(state.Snapshot(step + 2))) << "step " << step;
+    }
+  }
+}
+
 TEST(ClusterState, NodesOfPodsNamedJoinsExporterPodNamesToTheirNodes) {
   ClusterState state("gpuadmit.io/reservation");
   state.UpsertNode(Node("gpu-a", 4));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,30 @@ TEST(SchedulerModel, NoNodeFitsNoSchedule) {
   std::vector<SimNode> nodes = {Node("a", 500), Node("b", 500)};
   EXPECT_EQ(Schedule(Pod("1"), nodes), std::nullopt);
   EXPECT_EQ(ScoreNodes(Pod("1"), nodes), (std::vector<int64_t>{-1, -1}));
+}
+
+TEST(SchedulerModel, TheSearchLooksForUpstreamsNumberOfFeasibleNodes) {
+  EXPECT_EQ(NodesToFind(50, 0), 50u);       // below 100: every node
+  EXPECT_EQ(NodesToFind(1213, 0), 497u);    // 50 - 1213/125 = 41%
+  EXPECT_EQ(NodesToFind(5000, 0), 500u);    // 10%
+  EXPECT_EQ(NodesToFind(20000, 0), 1000u);  // at least 5%
+  EXPECT_EQ(NodesToFind(150, 0), 100u);     // at least 100
+  EXPECT_EQ(NodesToFind(5000, 100), 5000u);
+}
+
+TEST(SchedulerModel, EachSearchStartsWhereTheLastStopped) {
+  std::vector<SimNode> nodes;
+  for (int i = 0; i < 200; ++i) {
+    char name[8];
+    std::snprintf(name, sizeof name, "n%03d", i);
+    nodes.push_back(Node(name));
+  }
+  SchedulerSearch search;  // 200 nodes: 49%, so the minimum of 100
+  EXPECT_EQ(Schedule(Pod("1"), nodes, &search), 0u);
+  EXPECT_EQ(search.next_start, 100u);
+  EXPECT_EQ(Schedule(Pod("1"), nodes, &search), 100u);
+  EXPECT_EQ(search.next_start, 0u);
+  EXPECT_EQ(Schedule(Pod("1"), nodes), 0u);  // without a search: every node, the first best
 }
 
 TEST(SchedulerModel, BindAndUnbindMoveEveryRequestAndThePodCount) {
