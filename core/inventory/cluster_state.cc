@@ -58,6 +58,12 @@ void ClusterState::Count(const PodRecord& pod, int sign) {
     return;
   }
   AddInto(queued_, pod.need, sign);
+  // A pod the scheduler marked Unschedulable counts nowhere (queued_demand.h), whatever comes
+  // before it: kept as a sum, it costs a recount nothing, however long the backlog.
+  if (pod.queued && pod.queued->unschedulable) {
+    AddInto(unschedulable_need_, pod.need, sign);
+    return;
+  }
   std::pair<std::string, std::string> entry(pod.queued ? pod.queued->created : "", pod.key);
   if (sign > 0) {
     queue_.insert(std::move(entry));
@@ -109,6 +115,7 @@ void ClusterState::ReplacePods(std::vector<PodRecord> pods) {
   mix_.clear();
   queued_.clear();
   queue_.clear();
+  unschedulable_need_.clear();
   for (PodRecord& p : pods) UpsertPod(std::move(p));
 }
 
@@ -130,6 +137,7 @@ InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
   queue.reserve(queue_.size());
   for (const auto& [created, key] : queue_) queue.push_back(&pods_.at(key));
   s.unplaceable_ = CountQueuedDemand(queue, s.nodes_);
+  AddInto(s.unplaceable_, unschedulable_need_, 1);
   s.mix_ = MostCommon(mix_);
   s.BuildIndexes();
   return s;
@@ -168,6 +176,7 @@ void ClusterState::Refresh(InventorySnapshot& s, uint64_t version) {
   queue.reserve(queue_.size());
   for (const auto& [created, key] : queue_) queue.push_back(&pods_.at(key));
   s.unplaceable_ = CountQueuedDemand(queue, s.nodes_);
+  AddInto(s.unplaceable_, unschedulable_need_, 1);
   for (NodeInventory& n : s.nodes_) {
     if (!n.queued.empty()) moved.push_back(&n);
   }

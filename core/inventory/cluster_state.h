@@ -77,8 +77,10 @@ class ClusterState {
   bool tracking_ = false;                       // Refresh has been called: changed_ is kept
   std::set<std::string, std::less<>> changed_;  // nodes whose bound pods changed since
   ResourceList queued_;                         // every unbound pod's need
-  // The unbound pods with a need, in queue order: (creationTimestamp, key).
+  // The unbound pods with a need, in queue order: (creationTimestamp, key), but for those marked
+  // Unschedulable, whose need is summed in unschedulable_need_.
   std::set<std::pair<std::string, std::string>> queue_;
+  ResourceList unschedulable_need_;
   std::vector<std::string> arrived_reservations_;
 };
 

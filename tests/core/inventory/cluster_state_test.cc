@@ -139,6 +139,8 @@ TEST(ClusterState, ARefreshedSnapshotIsTheSnapshotTakenAfresh) {
       case 1: {
         PodRecord p = Pod(key, "", 1 + static_cast<int64_t>(next(3)));  // queued
         if (next(2) == 0) p.need = {{"nvidia.com/gpu", 1 + static_cast<int64_t>(next(8))}};
+        if (next(3) == 0)
+          p.queued = std::make_shared<QueuedFacts>(QueuedFacts{.unschedulable = true});
         state.UpsertPod(p);
         break;
       }
@@ -154,6 +156,36 @@ TEST(ClusterState, ARefreshedSnapshotIsTheSnapshotTakenAfresh) {
       ASSERT_EQ(Describe(refreshed), Describe(state.Snapshot(step + 2))) << "step " << step;
     }
   }
+}
+
+TEST(ClusterState, ABacklogMarkedUnschedulableCountsNowhereAndHidesNoDeviceFromThePodsBehindIt) {
+  ClusterState state("gpuadmit.io/reservation");
+  state.UpsertNode(Node("n1", 4));
+  auto facts = [](std::string created, bool unschedulable) {
+    return std::make_shared<QueuedFacts>(
+        QueuedFacts{.created = std::move(created), .unschedulable = unschedulable});
+  };
+  for (int i = 0; i < 3; ++i) {  // created first, marked Unschedulable by the scheduler
+    PodRecord p = Pod("ns/old" + std::to_string(i), "", 2);
+    p.queued = facts("2026-11-25T10:00:0" + std::to_string(i) + "Z", true);
+    state.UpsertPod(p);
+  }
+  PodRecord fresh = Pod("ns/new", "", 3);
+  fresh.queued = facts("2026-11-25T10:01:00Z", false);
+  state.UpsertPod(fresh);
+  InventorySnapshot refreshed;
+  state.Refresh(refreshed, 1);
+  InventorySnapshot taken = state.Snapshot(1);
+  for (const InventorySnapshot* s : {&refreshed, &taken}) {
+    EXPECT_EQ(s->unplaceable(), (ResourceList{{k2g, 6}}));
+    EXPECT_EQ(s->queued(), (ResourceList{{k2g, 9}}));
+    EXPECT_EQ(s->FindNode("n1")->queued, (ResourceList{{k2g, 3}}));
+  }
+  state.DeletePod("ns/old0");
+  state.UpsertPod(Pod("ns/old1", "n1", 2));  // bound after all: 2 of 4 left, too few for new
+  state.Refresh(refreshed, 2);
+  EXPECT_EQ(refreshed.unplaceable(), (ResourceList{{k2g, 2 + 3}}));
+  EXPECT_EQ(Describe(refreshed), Describe(state.Snapshot(2)));
 }
 
 TEST(ClusterState, NodesOfPodsNamedJoinsExporterPodNamesToTheirNodes) {
