@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <deque>
 #include <memory>
 #include <queue>
 #include <tuple>
@@ -14,6 +13,7 @@
 #include "core/json/json_fields.h"
 #include "core/kube/quantity.h"
 #include "core/sim/gpu_equivalents.h"
+#include "core/sim/pending_pods.h"
 #include "core/sim/scheduler_model.h"
 
 namespace gpuadmit {
@@ -34,6 +34,7 @@ SimNode SimNodeOf(const json& node) {
   SimNode n;
   auto facts = std::make_shared<NodeFacts>(ReadNode(node));
   n.allocatable.extended = facts->allocatable;
+  n.offered_mask = ResourceMask(n.allocatable.extended);
   n.allocatable.cpu_milli = facts->compute.cpu_milli;
   n.allocatable.memory = facts->compute.memory_bytes;
   if (const json& pods = At(node, {"status", "allocatable", "pods"}); pods.is_string()) {
@@ -195,6 +196,7 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
     }
     state.UpsertPod(std::move(record));
   }
+  RoomIndex room(nodes);
 
   double now = 0;
   ReservationLedger::TimePoint now_point;  // `now` as the ledgers' time
@@ -235,20 +237,16 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
 
   SchedulerSearch search{0, options.percentage_of_nodes_to_score};
   InventorySnapshot snapshot;  // what reviews see, refreshed in place before each
-  std::deque<size_t> pending;  // offered to the scheduler, not bound, in arrival order
+  PendingPods pending;         // offered to the scheduler, not bound, in arrival order
   uint64_t version = 0;
   size_t next_replica = 0;
   // Binds pod `i` where the scheduler model puts it; false when no node takes it.
-  auto try_bind = [&](size_t i) {
+  // Binds pod `i` to node `at`, as the scheduler does once it has chosen.
+  auto bind = [&](size_t i, size_t at) {
     PodState& p = pods[i];
-    std::optional<size_t> at = Schedule(p.sim, nodes, &search);
-    if (!at) {
-      if (!p.unschedulable && p.visible) watch(Unschedulable(p.object));
-      p.unschedulable = true;
-      return false;
-    }
-    SimNode& node = nodes[*at];
+    SimNode& node = nodes[at];
     Bind(p.sim, node);
+    room.Update(at, node);
     p.node = at;
     result.allocated_gpus += held(p.sim, node);
     json bound = p.object;
@@ -266,12 +264,31 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
     }
     if (p.demand_gpus > 0) ++result.gpu_pods_placed;
     if (arrivals[i].duration) events.push({now + *arrivals[i].duration, seq++, Step::kDepart, i});
+  };
+  // Binds pod `i` where the scheduler model puts it; false when no node takes it.
+  auto try_bind = [&](size_t i) {
+    PodState& p = pods[i];
+    std::optional<size_t> at = room.MayFit(p.sim)
+                                   ? Schedule(p.sim, nodes, &search, room.WithRoomFor(p.sim))
+                                   : std::nullopt;
+    if (!at) {
+      if (!p.unschedulable && p.visible) watch(Unschedulable(p.object));
+      p.unschedulable = true;
+      return false;
+    }
+    bind(i, *at);
     return true;
   };
-  // Resources freed: every pending pod is tried again, in arrival order.
-  auto retry_pending = [&] {
-    for (auto it = pending.begin(); it != pending.end();)
-      it = try_bind(*it) ? pending.erase(it) : it + 1;
+  // A pod left node `n`: the pending pods are tried again, in arrival order. Each was refused by
+  // every node when last tried (a search that finds nothing has filtered them all), and since
+  // then only departures have made room, each followed by this step: `n` is the one node that
+  // may take them now, so the check is one node per pending pod, not the whole cluster.
+  auto retry_pending_on = [&](size_t n) {
+    pending.OfferTo(nodes[n], [&](size_t i) {
+      if (!Passes(pods[i].sim, nodes[n])) return false;
+      bind(i, n);
+      return true;
+    });
   };
 
   while (!events.empty()) {
@@ -320,15 +337,18 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
         }
         break;
       case Step::kSchedule:
-        if (!try_bind(e.pod)) pending.push_back(e.pod);
+        if (!try_bind(e.pod)) pending.Push(e.pod, p.sim);
         break;
-      case Step::kDepart:
-        Unbind(p.sim, nodes[*p.node]);
-        result.allocated_gpus -= held(p.sim, nodes[*p.node]);
+      case Step::kDepart: {
+        size_t n = *p.node;
+        Unbind(p.sim, nodes[n]);
+        room.Update(n, nodes[n]);
+        result.allocated_gpus -= held(p.sim, nodes[n]);
         p.node.reset();
         state.DeletePod(p.key);
-        retry_pending();
+        retry_pending_on(n);
         break;
+      }
     }
   }
   result.curve.push_back({result.demand_gpus, result.allocated_gpus});

@@ -4,8 +4,8 @@
 // and binding interleave as in a live cluster: a pod is reviewed when it arrives, appears in the
 // inventory `watch_delay` later (its reservation ends, its need is queued), and is offered to the
 // scheduler `bind_delay` after arriving; a pod that fits nowhere stays Pending and is tried again,
-// in arrival order, whenever a pod leaves. A pod with a duration leaves that long after it is
-// bound. Time is simulated: nothing waits.
+// in arrival order, whenever a pod leaves (on the node it left, the one with more room). A pod with
+// a duration leaves that long after it is bound. Time is simulated: nothing waits.
 //
 //   ReplayResult with = Replay(cluster, arrivals, &policy, {});
 //   ReplayResult without = Replay(cluster, arrivals, nullptr, {});  // the baseline

@@ -1,7 +1,9 @@
 #include "core/sim/scheduler_model.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <functional>
 
 #include "core/json/json_fields.h"
 #include "core/kube/quantity.h"
@@ -114,6 +116,14 @@ int64_t IntolerablePreferNoSchedule(const SimPod& pod, const SimNode& node) {
 
 }  // namespace
 
+uint64_t ResourceMask(const ResourceList& list) {
+  uint64_t mask = 0;
+  for (const auto& [resource, count] : list) {
+    if (count > 0) mask |= uint64_t{1} << (std::hash<std::string_view>{}(resource) % 64);
+  }
+  return mask;
+}
+
 SimPod SimPodFromSpec(const json& pod_spec) {
   SimPod pod;
   pod.node_name = StringAt(pod_spec, {"nodeName"});
@@ -121,6 +131,7 @@ SimPod SimPodFromSpec(const json& pod_spec) {
   pod.preferred = ReadPreferredTerms(pod_spec);
   PodRequirements requirements = ReadPodRequirements(pod_spec);
   pod.requests.extended = std::move(requirements.effective);
+  pod.asked_mask = ResourceMask(pod.requests.extended);
   pod.requests.cpu_milli = requirements.compute.cpu_milli;
   pod.requests.memory = requirements.compute.memory_bytes;
   for (bool cpu : {true, false}) {
@@ -153,6 +164,7 @@ std::string FilterReason(const SimPod& pod, const SimNode& node) {
 bool Passes(const SimPod& pod, const SimNode& node) {
   const NodeFacts& facts = *node.facts;
   if (!pod.node_name.empty() && pod.node_name != facts.name) return false;
+  if (node.offered_mask != 0 && (pod.asked_mask & ~node.offered_mask) != 0) return false;
   return Insufficient(pod, node).empty() && CanRunOn(pod.constraints, facts);
 }
 
@@ -203,17 +215,54 @@ std::vector<int64_t> ScoreNodes(const SimPod& pod, std::span<const SimNode> node
   return totals;
 }
 
+void NodeSet::Set(size_t i, bool member) {
+  uint64_t bit = uint64_t{1} << (i % 64);
+  uint64_t& word = words_[i / 64];
+  if (((word & bit) != 0) == member) return;
+  word ^= bit;
+  size_ += member ? 1 : -1;
+}
+
+size_t NodeSet::NextFrom(size_t from) const {
+  size_t w = from / 64;
+  if (w >= words_.size()) return npos;
+  uint64_t word = words_[w] & (~uint64_t{0} << (from % 64));
+  while (word == 0) {
+    if (++w == words_.size()) return npos;
+    word = words_[w];
+  }
+  return w * 64 + static_cast<size_t>(std::countr_zero(word));
+}
+
 std::optional<size_t> Schedule(const SimPod& pod, std::span<const SimNode> nodes,
-                               SchedulerSearch* search) {
+                               SchedulerSearch* search, const NodeSet* among) {
   std::vector<size_t> feasible;
   const size_t all = nodes.size();
   const size_t start = search != nullptr && all > 0 ? search->next_start % all : 0;
   const size_t wanted =
       search != nullptr ? NodesToFind(all, search->percentage_of_nodes_to_score) : all;
   size_t processed = 0;
-  while (processed < all && feasible.size() < wanted) {
-    size_t i = (start + processed++) % all;
-    if (Passes(pod, nodes[i])) feasible.push_back(i);
+  if (among == nullptr) {
+    while (processed < all && feasible.size() < wanted) {
+      size_t i = (start + processed++) % all;
+      if (Passes(pod, nodes[i])) feasible.push_back(i);
+    }
+  } else {
+    // The members from `start` on, wrapping: the order the whole walk would meet them in. The
+    // walk stops after the node that completes `wanted`, or goes round the whole cluster.
+    processed = all;
+    auto walk = [&](size_t from, size_t to) {
+      for (size_t i = among->NextFrom(from); i < to; i = among->NextFrom(i + 1)) {
+        if (!Passes(pod, nodes[i])) continue;
+        feasible.push_back(i);
+        if (feasible.size() == wanted) {
+          processed = (i + all - start) % all + 1;
+          return true;
+        }
+      }
+      return false;
+    };
+    if (!walk(start, all)) walk(0, start);
   }
   if (search != nullptr && all > 0) search->next_start = (start + processed) % all;
   if (feasible.empty()) return std::nullopt;

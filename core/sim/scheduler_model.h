@@ -54,9 +54,15 @@ struct SimResources {
   bool operator==(const SimResources&) const = default;
 };
 
+// A 64-bit summary of which resources a list holds (a bit per name's hash): a node whose mask lacks
+// a bit of the pod's lacks a resource the pod asks for, told without a lookup by name. Filtering
+// every node for every pod made those lookups most of a replay's time.
+uint64_t ResourceMask(const ResourceList& list);
+
 struct SimNode {
   std::shared_ptr<const NodeFacts> facts;  // name, labels, taints, ready, cordoned
   SimResources allocatable;
+  uint64_t offered_mask = 0;      // ResourceMask(allocatable.extended); 0: not known, no shortcut
   SimResources requested;         // by the pods bound here, and one pod each
   int64_t nonzero_cpu_milli = 0;  // requested, with the defaults for containers
   int64_t nonzero_memory = 0;     // that state none (LeastAllocated reads these)
@@ -66,7 +72,8 @@ struct SimPod {
   std::string node_name;  // spec.nodeName before scheduling: only that node passes
   SchedulingConstraints constraints;
   std::vector<WeightedTerm> preferred;
-  SimResources requests;  // cpu, memory and extended, effective over the containers
+  SimResources requests;    // cpu, memory and extended, effective over the containers
+  uint64_t asked_mask = 0;  // ResourceMask of the extended resources asked for
   int64_t nonzero_cpu_milli = 0;
   int64_t nonzero_memory = 0;
 };
@@ -88,6 +95,23 @@ bool Passes(const SimPod& pod, const SimNode& node);
 // Each node's weighted total, for the nodes that pass the filters (-1 for the others).
 std::vector<int64_t> ScoreNodes(const SimPod& pod, std::span<const SimNode> nodes);
 
+// A set of node indices (into the nodes Schedule walks), as bits, with its size.
+class NodeSet {
+ public:
+  static constexpr size_t npos = static_cast<size_t>(-1);
+  NodeSet() = default;
+  explicit NodeSet(size_t nodes) : words_((nodes + 63) / 64, 0) {}
+  void Set(size_t i, bool member);
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+  // The first member at or after `from`, or npos.
+  size_t NextFrom(size_t from) const;
+
+ private:
+  std::vector<uint64_t> words_;
+  size_t size_ = 0;
+};
+
 // kube-scheduler's search for feasible nodes (pkg/scheduler/schedule_one.go,
 // numFeasibleNodesToFind and findNodesThatPassFilters): it stops filtering once it has found
 // NodesToFind feasible nodes, and the next pod's search starts where this one stopped, so
@@ -105,8 +129,11 @@ size_t NodesToFind(size_t all, int percentage);
 
 // The node the scheduler binds `pod` to, or nullopt when every filter rejects every node
 // examined. With `search`, upstream's search (SchedulerSearch); without, every node is filtered.
+// `among`, when given, holds every node that can pass (say those with room for what the pod
+// asks): the others are skipped as if filtered and rejected, so the answer and the search are
+// the same, for the cost of filtering the members alone.
 std::optional<size_t> Schedule(const SimPod& pod, std::span<const SimNode> nodes,
-                               SchedulerSearch* search = nullptr);
+                               SchedulerSearch* search = nullptr, const NodeSet* among = nullptr);
 
 // Counts `pod`'s requests on `node` (Bind), or takes them away again (Unbind).
 void Bind(const SimPod& pod, SimNode& node);
