@@ -703,11 +703,22 @@ def main():
     ap.add_argument("--source-dir", required=True)
     A = ap.parse_args()
     A.gpuadmit, A.src = os.path.abspath(A.gpuadmit), os.path.abspath(A.source_dir)
-    A.policy = os.path.join(A.src, "manifests/examples/policy.yaml")
     tmp = tempfile.TemporaryDirectory(prefix="gpuadmit-e2e-")
     atexit.register(tmp.cleanup)
     atexit.register(kill_all)  # runs first: processes die before their files go
     A.tmp = tmp.name
+    # The shipped policy with the most-idle strategy: case 1 compares serve, whose ledger keeps
+    # the reservations of every review before, with a fresh `review` process, which only agree
+    # where those reservations move no choice (most-idle keeps picking the freest node; the
+    # shipped first-fit fills the first node); case 8 is about GPU metrics, which only most-idle
+    # and score read.
+    with open(os.path.join(A.src, "manifests/examples/policy.yaml")) as f:
+        shipped = f.read()
+    if "\n  strategy: first-fit\n" not in shipped:
+        sys.exit("serve_test.py: the shipped policy no longer says strategy: first-fit")
+    A.policy = os.path.join(A.tmp, "policy.yaml")
+    with open(A.policy, "w") as f:
+        f.write(shipped.replace("\n  strategy: first-fit\n", "\n  strategy: most-idle\n"))
     subprocess.run([os.path.join(A.src, "certs/gen-certs.sh"), "--out", A.tmp], check=True,
                    capture_output=True, timeout=60)
     A.crt, A.key = os.path.join(A.tmp, "tls.crt"), os.path.join(A.tmp, "tls.key")

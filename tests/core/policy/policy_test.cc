@@ -52,7 +52,7 @@ void ExpectIssues(const std::vector<BadCase>& cases) {
   for (const BadCase& c : cases) EXPECT_EQ(Issues(c.yaml), c.issues) << c.yaml;
 }
 
-TEST(ParsePolicy, TheShippedPolicyIsTheDefaultsPlusTheOmeWorkloadAndTheSimulatedH200) {
+TEST(ParsePolicy, TheShippedPolicyIsTheDefaultsPlusTheOmeWorkloadTheSimulatedH200AndFirstFit) {
   auto p = ParsePolicy(testing::ReadSourceFile("manifests/examples/policy.yaml"));
   ASSERT_TRUE(p.ok()) << Joined(Issues(testing::ReadSourceFile("manifests/examples/policy.yaml")));
   Policy want;
@@ -60,6 +60,8 @@ TEST(ParsePolicy, TheShippedPolicyIsTheDefaultsPlusTheOmeWorkloadAndTheSimulated
   // Seed 003's simulated 70 GB H200, named as demo-cluster.json's nodes label it.
   want.mig.products = {
       {"NVIDIA-H200", {{"1g.10gb", 7}, {"2g.20gb", 3}, {"3g.40gb", 2}, {"7g.70gb", 1}}}};
+  // The strategy the replays of docs/decision-quality.md support.
+  want.placement.strategy = PlacementStrategy::kFirstFit;
   EXPECT_TRUE(p.value() == want);
 }
 
