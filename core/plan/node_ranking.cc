@@ -1,6 +1,8 @@
 #include "core/plan/node_ranking.h"
 
 #include <algorithm>
+#include <functional>
+#include <vector>
 
 #include "core/kube/mig_resource.h"
 
@@ -52,7 +54,7 @@ class Ranker {
     if (!earlier_hostname.empty() && KeepEarlier(earlier_hostname)) return std::move(result_);
     switch (policy_.strategy) {
       case PlacementStrategy::kFirstFit:
-        FirstFit();
+        FirstFit(offering);
         break;
       case PlacementStrategy::kBestFit:
         BestFit(offering);
@@ -275,14 +277,25 @@ class Ranker {
         std::partition_point(nodes.begin(), nodes.end(),
                              [&](const NodeInventory* n) { return n->Free(r) >= count; }) -
         nodes.begin());
-    for (size_t i = end; i > 0 && result_.weighed < kMaxFragmentationWeighed; --i) Offer(Weigh(*nodes[i - 1]));
+    for (size_t i = end; i > 0 && result_.weighed < kMaxFragmentationWeighed; --i)
+      Offer(Weigh(*nodes[i - 1]));
   }
 
-  void FirstFit() {
-    for (const NodeInventory& node : context_.snapshot.nodes()) {
-      if (node.Free(primary_.resource) < primary_.count) continue;
-      Offer(Weigh(node));
-      if (result_.chosen) return;
+  // The nodes offering the resource with enough free, in name order, until one takes the pod.
+  // The index points into the snapshot's nodes, which are sorted by name, so a heap of pointers
+  // gives name order without reading a name, and a congested cluster costs the few nodes with
+  // room, not a walk of every node.
+  void FirstFit(std::span<const NodeInventory* const> nodes) {
+    const std::string& r = primary_.resource;
+    int64_t count = primary_.count;
+    auto end = std::partition_point(nodes.begin(), nodes.end(),
+                                    [&](const NodeInventory* n) { return n->Free(r) >= count; });
+    std::vector<const NodeInventory*> heap(nodes.begin(), end);
+    std::make_heap(heap.begin(), heap.end(), std::greater<>());
+    while (!heap.empty() && !result_.chosen) {
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      Offer(Weigh(*heap.back()));
+      heap.pop_back();
     }
   }
 

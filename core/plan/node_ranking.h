@@ -26,8 +26,8 @@
 // Every strategy skips a node without the pod's cpu and memory left, as the scheduler would.
 // Cost: nodes come from the snapshot's per-resource index, most free first, and the walk stops
 // as soon as no later node can rank higher; at most kMaxWeighed nodes that could take the pod are
-// weighed (first-fit walks nodes by name and stops at the first; fragmentation walks from the
-// least free up and weighs up to kMaxFragmentationWeighed).
+// weighed (first-fit takes the nodes with room in name order and stops at the first; fragmentation
+// walks from the least free up and weighs up to kMaxFragmentationWeighed).
 //
 // Thread safety: pure function.
 #pragma once
