@@ -25,7 +25,8 @@ Usage:
                      --trace alibaba-openb --nodes FILE --pods FILE [--seed N|A-B]...
                      [--shared-fraction 0] [--shared-replicas 4] [--inflate 130])
                     [--policy FILE]... [--strategy NAME]... [--replicas 1]
-                    [--watch-delay 0.01] [--bind-delay 0.05] [-o table|json] [--svg FILE]
+                    [--watch-delay 0.01] [--bind-delay 0.05] [--nodes-to-score 0]
+                    [-o table|json] [--svg FILE]
   gpuadmit --help | COMMAND --help | version
 
   --cluster FILE      what `kubectl get nodes,pods -A -o json` prints (JSON or YAML); without it

@@ -175,8 +175,8 @@ Result<Scenario> FileScenario(const Flags& f) {
 
 int SimulateCommand(int argc, char** argv) {
   Flags f({"cluster", "workload", "trace", "nodes", "pods", "policy", "strategy", "seed",
-           "replicas", "watch-delay", "bind-delay", "shared-fraction", "shared-replicas", "inflate",
-           "o", "output", "svg"},
+           "replicas", "watch-delay", "bind-delay", "nodes-to-score", "shared-fraction",
+           "shared-replicas", "inflate", "o", "output", "svg"},
           {});
   if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("simulate", err);
   if (!f.positional().empty()) return UsageError("simulate", "no positional arguments");
@@ -192,12 +192,15 @@ int SimulateCommand(int argc, char** argv) {
   auto watch = NumberFlag(f, "watch-delay", options.watch_delay, 0);
   auto bind = NumberFlag(f, "bind-delay", options.bind_delay, 0);
   auto replicas = NumberFlag(f, "replicas", options.replicas, 1);
-  for (const auto* r : {&watch, &bind, &replicas}) {
+  auto to_score = NumberFlag(f, "nodes-to-score", options.percentage_of_nodes_to_score, 0);
+  for (const auto* r : {&watch, &bind, &replicas, &to_score}) {
     if (!r->ok()) return UsageError("simulate", r->error().message);
   }
   options.watch_delay = watch.value();
   options.bind_delay = bind.value();
   options.replicas = static_cast<int>(replicas.value());
+  if (to_score.value() > 100) return UsageError("simulate", "--nodes-to-score is a percentage");
+  options.percentage_of_nodes_to_score = static_cast<int>(to_score.value());
   auto policies = Policies(f);
   if (!policies.ok()) return ConfigError(policies.error().message);
   auto scenario = f.Has("trace") ? TraceScenario(f) : FileScenario(f);
