@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Decision quality: the figures of docs/decision-quality.md, measured with `gpuadmit simulate`
+# in one run. Run with --help for the options.
+set -euo pipefail
+
+SCRIPT_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd -- "$SCRIPT_DIR/../.." && pwd)
+
+usage() {
+  cat <<'EOF'
+Usage: bench/simulate/run.sh [options]
+
+Replays, each against the cluster without gpuadmit (the baseline) in the same run:
+  burst     seed 003's Deployment of 20 replicas asking 2g.20gb (tests/fixtures/simulate), with
+            the default policy, then with --replicas 3 (devices counted on twice per 1,000 pods);
+  alibaba   the Alibaba GPU trace (openb, default pod list), mapped as docs/decision-quality.md
+            says, SEEDS seeds, each placement strategy: unallocated GPUs at 100% arrived demand,
+            median and range, and each strategy's ratio to the baseline; the curve of the first
+            seed as SVG;
+  mig       a MIG-only stream (bench/simulate/scale_workload.py --mig-only) on 300 H100 nodes:
+            placed pods against the offline oracle's;
+  speed     CPU seconds of the whole Alibaba replay (130% of capacity, 1,213 nodes, baseline
+            plus three policies) and of 100,000 arrivals on 5,000 nodes (baseline plus the
+            default policy).
+Everything is written to --out; a summary is printed at the end.
+
+Options:
+  --gpuadmit PATH   gpuadmit binary (default build/gpuadmit)
+  --trace DIR       the Alibaba trace (default ../shared/traces/alibaba-gpu-v2023 beside the repo)
+  --seeds A-B       seeds of the Alibaba replay (default 0-9)
+  --only LIST       comma-separated parts to run (default burst,alibaba,mig,speed)
+  --quick           seeds 0-2, 60 MIG nodes, 20,000 arrivals on 5,000 nodes
+  --out DIR         results folder (default build/bench-simulate)
+  -h, --help        this text
+EOF
+}
+
+GPUADMIT="$REPO_ROOT/build/gpuadmit"
+TRACE="$REPO_ROOT/../shared/traces/alibaba-gpu-v2023"
+SEEDS=0-9
+ONLY=burst,alibaba,mig,speed
+OUT="$REPO_ROOT/build/bench-simulate"
+MIG_NODES=300
+SCALE_PODS=100000
+while (($#)); do
+  case "$1" in
+    --gpuadmit) GPUADMIT=$2; shift 2 ;;
+    --trace) TRACE=$2; shift 2 ;;
+    --seeds) SEEDS=$2; shift 2 ;;
+    --only) ONLY=$2; shift 2 ;;
+    --quick) SEEDS=0-2; MIG_NODES=60; SCALE_PODS=20000; shift ;;
+    --out) OUT=$2; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ -x "$GPUADMIT" ]] || { echo "run.sh: no gpuadmit binary at $GPUADMIT (make build)" >&2; exit 2; }
+[[ "$SEEDS" =~ ^[0-9]+(-[0-9]+)?$ ]] || { echo "run.sh: --seeds must be N or A-B" >&2; exit 2; }
+for part in ${ONLY//,/ }; do
+  case "$part" in burst|alibaba|mig|speed) ;; *)
+    echo "run.sh: --only takes burst, alibaba, mig, speed; not $part" >&2; exit 2 ;;
+  esac
+done
+wants() { [[ ",$ONLY," == *",$1,"* ]]; }
+if wants alibaba || wants speed; then
+  [[ -f "$TRACE/openb_node_list_gpu_node.csv" ]] ||
+    { echo "run.sh: no Alibaba trace in $TRACE (--trace DIR)" >&2; exit 2; }
+fi
+mkdir -p "$OUT"
+POLICY="$REPO_ROOT/manifests/examples/policy.yaml"
+FIXTURES="$REPO_ROOT/tests/fixtures/simulate"
+NODES_CSV="$TRACE/openb_node_list_gpu_node.csv"
+PODS_CSV="$TRACE/openb_pod_list_default.csv"
+
+# CPU seconds (user + system) of a command, its output to a file.
+cpu_seconds() {
+  local out=$1; shift
+  /usr/bin/time -f "%U %S" -o "$OUT/time.txt" "$@" > "$out"
+  awk '{printf "%.2f\n", $1 + $2}' "$OUT/time.txt"
+}
+
+if wants burst; then
+  echo "== burst: seed 003, 20 replicas of 2g.20gb within 100 ms" >&2
+  "$GPUADMIT" simulate --cluster "$FIXTURES/seed003-nodes.json" \
+    --workload "$FIXTURES/seed003-burst.jsonl" --policy "$POLICY" -o json > "$OUT/burst.json"
+  "$GPUADMIT" simulate --cluster "$FIXTURES/seed003-nodes.json" \
+    --workload "$FIXTURES/seed003-burst.jsonl" --policy "$POLICY" --replicas 3 \
+    -o json > "$OUT/burst-replicas3.json"
+fi
+
+if wants alibaba; then
+  echo "== alibaba: seeds $SEEDS, every strategy" >&2
+  "$GPUADMIT" simulate --trace alibaba-openb --nodes "$NODES_CSV" --pods "$PODS_CSV" \
+    --seed "$SEEDS" --policy "$POLICY" --strategy most-idle --strategy best-fit \
+    --strategy first-fit --strategy score --strategy fragmentation \
+    --svg "$OUT/alibaba.svg" -o json > "$OUT/alibaba.json"
+fi
+
+if wants mig; then
+  echo "== mig: $MIG_NODES H100 nodes, single-instance MIG pods, against the oracle" >&2
+  python3 "$SCRIPT_DIR/scale_workload.py" --mig-only --nodes "$MIG_NODES" \
+    "$OUT/mig-cluster.json" "$OUT/mig-workload.jsonl"
+  "$GPUADMIT" simulate --cluster "$OUT/mig-cluster.json" --workload "$OUT/mig-workload.jsonl" \
+    --policy "$POLICY" --strategy most-idle --strategy best-fit --strategy fragmentation \
+    -o json > "$OUT/mig.json"
+fi
+
+if wants speed; then
+  echo "== speed: the Alibaba replay, then $SCALE_PODS arrivals on 5,000 nodes" >&2
+  alibaba_cpu=$(cpu_seconds "$OUT/speed-alibaba.txt" "$GPUADMIT" simulate --trace alibaba-openb \
+    --nodes "$NODES_CSV" --pods "$PODS_CSV" --seed 0 --policy "$POLICY" \
+    --strategy most-idle --strategy best-fit --strategy fragmentation)
+  python3 "$SCRIPT_DIR/scale_workload.py" --nodes 5000 --pods "$SCALE_PODS" \
+    "$OUT/scale-cluster.json" "$OUT/scale-workload.jsonl"
+  scale_cpu=$(cpu_seconds "$OUT/speed-scale.txt" "$GPUADMIT" simulate \
+    --cluster "$OUT/scale-cluster.json" --workload "$OUT/scale-workload.jsonl" --policy "$POLICY")
+  printf '{"alibaba_cpu_seconds": %s, "scale_cpu_seconds": %s, "scale_arrivals": %s}\n' \
+    "$alibaba_cpu" "$scale_cpu" "$SCALE_PODS" > "$OUT/speed.json"
+  rm -f "$OUT/scale-workload.jsonl" "$OUT/time.txt"
+fi
+
+python3 "$SCRIPT_DIR/summarize.py" "$OUT"

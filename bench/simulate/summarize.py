@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""The figures of bench/simulate/run.sh from the files it wrote to OUT, as text.
+
+Usage: summarize.py OUT [--policy manifests/examples/policy.yaml]
+Parts whose files are missing are left out. Targets are those of the issue "Decisions measured,
+not asserted": the default policy leaves at most 0.7x the baseline's unallocated GPUs at full
+demand; MIG-only streams place at least 0.95 of the oracle's pods; the Alibaba replay in 10 s
+and 100,000 arrivals on 5,000 nodes in 60 s.
+"""
+import argparse
+import json
+import os
+import statistics
+
+import yaml
+
+
+def load(out, name):
+    path = os.path.join(out, name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def by_name(runs):
+    out = {}
+    for r in runs:
+        out.setdefault(r["name"], []).append(r)
+    return out
+
+
+def burst(out):
+    one, three = load(out, "burst.json"), load(out, "burst-replicas3.json")
+    if one is None:
+        return
+    print("Seed 003 burst (20 replicas asking 2g.20gb within 100 ms, 50 ms bind delay)")
+    for r in one["runs"]:
+        placed = ", ".join("%d %s" % (n, res.replace("nvidia.com/mig-", ""))
+                           for res, n in sorted(r["placed_by_resource"].items(), reverse=True))
+        print("  %-12s placed %2d (%s), pending %d, fallbacks %d" %
+              (r["name"], r["placed_pods"], placed or "none", r["pending_pods"], r["fallbacks"]))
+    if three is not None:
+        for r in three["runs"]:
+            if r["name"] == "baseline":
+                continue
+            per_1000 = 1000.0 * r["devices_counted_twice"] / max(r["arrived_pods"], 1)
+            print("  --replicas 3: %d devices counted on twice, %.0f per 1,000 pods; placed %d"
+                  % (r["devices_counted_twice"], per_1000, r["placed_pods"]))
+    print()
+
+
+def alibaba(out, default_strategy):
+    data = load(out, "alibaba.json")
+    if data is None:
+        return
+    runs = by_name(data["runs"])
+    base = [r["unallocated_ratio_at_full_demand"] for r in runs["baseline"]]
+    base_median = statistics.median(base)
+    print("Alibaba openb trace, %d seeds: unallocated GPUs at 100%% arrived demand" % len(base))
+    print("  %-28s %8s %17s %8s %8s %9s" % ("run", "median", "range", "ratio", "placed",
+                                            "pref-hon"))
+    best = None
+    for name, rs in runs.items():
+        u = [r["unallocated_ratio_at_full_demand"] for r in rs]
+        m = statistics.median(u)
+        ratio = m / base_median if base_median else float("nan")
+        placed = statistics.median(r["placed_pods"] for r in rs)
+        honoured = [r["preferred_affinity_honoured_ratio"] for r in rs
+                    if r["preferred_affinity_honoured_ratio"] is not None]
+        tag = " (default)" if name.endswith("/" + default_strategy) else ""
+        print("  %-28s %7.2f%% %7.2f%% - %5.2f%% %8.2f %8.0f %9s" %
+              (name + tag, 100 * m, 100 * min(u), 100 * max(u), ratio, placed,
+               "%.0f%%" % (100 * statistics.median(honoured)) if honoured else "-"))
+        if name != "baseline" and (best is None or ratio < best[1]):
+            best = (name, ratio)
+    if best:
+        print("  best strategy: %s at %.2fx the baseline (target for the default: <= 0.70)" % best)
+    print()
+
+
+def mig(out):
+    data = load(out, "mig.json")
+    if data is None:
+        return
+    print("MIG-only stream against the offline oracle (max flow, fallbacks allowed)")
+    for r in data["runs"]:
+        oracle = r.get("oracle_placeable_pods")
+        ratio = r["placed_pods"] / oracle if oracle else float("nan")
+        print("  %-28s placed %6d of %6d arrived, oracle %6s, ratio %.3f%s" %
+              (r["name"], r["placed_pods"], r["arrived_pods"], oracle, ratio,
+               "" if r["name"] == "baseline" else " (target >= 0.95)"))
+    print()
+
+
+def speed(out):
+    data = load(out, "speed.json")
+    if data is None:
+        return
+    print("Speed (CPU seconds, user + system)")
+    print("  Alibaba replay, 130%% of capacity, baseline + 3 policies: %.1f s (target <= 10 s)"
+          % data["alibaba_cpu_seconds"])
+    print("  %d arrivals on 5,000 nodes, baseline + default policy: %.1f s (target <= 60 s "
+          "for 100,000)" % (data["scale_arrivals"], data["scale_cpu_seconds"]))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("out")
+    here = os.path.dirname(os.path.abspath(__file__))
+    p.add_argument("--policy", default=os.path.join(here, "../../manifests/examples/policy.yaml"))
+    a = p.parse_args()
+    with open(a.policy) as f:
+        policy = yaml.safe_load(f) or {}
+    default_strategy = (policy.get("placement") or {}).get("strategy", "most-idle")
+    burst(a.out)
+    alibaba(a.out, default_strategy)
+    mig(a.out)
+    speed(a.out)
+
+
+if __name__ == "__main__":
+    main()
