@@ -51,8 +51,8 @@ inline constexpr size_t kMaxWeighed = 64;
 // 1,024 nodes for the fragmentation strategy: a node's fragmentation is no monotone function of
 // its free count, so the walk cannot stop early, and weighing fewer costs placements (on the
 // Alibaba trace, 256 nodes leave 2.3% of the GPUs unallocated at full demand where 512 leave
-// 1.7%, measured when the strategy was added). Weighing one costs about 0.3 us, so a decision stays near
-// 0.3 ms however large the cluster.
+// 1.7%, measured when the strategy was added). Weighing one costs about 0.3 us, so a decision stays
+// near 0.3 ms however large the cluster.
 inline constexpr size_t kMaxFragmentationWeighed = 1024;
 // 16 lines: what a person reads in an --explain trail; the other nodes are counted.
 inline constexpr size_t kMaxExplainedNodes = 16;
