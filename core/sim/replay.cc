@@ -240,7 +240,6 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
   PendingPods pending;         // offered to the scheduler, not bound, in arrival order
   uint64_t version = 0;
   size_t next_replica = 0;
-  // Binds pod `i` where the scheduler model puts it; false when no node takes it.
   // Binds pod `i` to node `at`, as the scheduler does once it has chosen.
   auto bind = [&](size_t i, size_t at) {
     PodState& p = pods[i];
