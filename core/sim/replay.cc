@@ -46,8 +46,8 @@ SimNode SimNodeOf(const json& node) {
   return n;
 }
 
-json ReviewOf(const json& pod, const std::string& uid) {
-  const json& metadata = pod["metadata"];
+json ReviewOf(json pod, const std::string& uid) {
+  const json metadata = pod["metadata"];
   return {{"apiVersion", "admission.k8s.io/v1"},
           {"kind", "AdmissionReview"},
           {"request",
@@ -58,7 +58,7 @@ json ReviewOf(const json& pod, const std::string& uid) {
             {"namespace", metadata.value("namespace", "default")},
             {"operation", "CREATE"},
             {"userInfo", {{"username", "system:serviceaccount:kube-system:replicaset-controller"}}},
-            {"object", pod},
+            {"object", std::move(pod)},
             {"dryRun", false}}}};
 }
 
@@ -70,20 +70,24 @@ struct Admitted {
 };
 
 // What gpuadmit's answer makes of `pod`; the pod unchanged when the answer has no patch.
-Admitted Admit(const json& pod, const std::string& uid, const ReviewContext& context) {
-  auto answer = Review(ReviewOf(pod, uid).dump(), context);
-  if (!answer.ok()) return {pod};
+Admitted Admit(json pod, const std::string& uid, const ReviewContext& context) {
+  // The pod moves into the review and back out once it is written: no copy per arrival.
+  json review = ReviewOf(std::move(pod), uid);
+  std::string request = review.dump();
+  pod = std::move(review["request"]["object"]);
+  auto answer = Review(request, context);
+  if (!answer.ok()) return {std::move(pod)};
   json body = json::parse(answer.value().body, nullptr, /*allow_exceptions=*/false);
   const json& encoded = At(body, {"response", "patch"});
-  if (!encoded.is_string()) return {pod};
+  if (!encoded.is_string()) return {std::move(pod)};
   auto text = Base64Decode(encoded.get<std::string>());
-  if (!text.ok()) return {pod};
+  if (!text.ok()) return {std::move(pod)};
   json ops = json::parse(text.value(), nullptr, /*allow_exceptions=*/false);
   json patched;
   try {  // nlohmann's patch() throws on an operation that does not apply: the pod stays as it was
     patched = pod.patch(ops);
   } catch (const json::exception&) {
-    return {pod};
+    return {std::move(pod)};
   }
   const json& annotations = At(patched, {"metadata", "annotations"});
   bool fell_back = annotations.contains(context.policy.Annotation("fallback"));
@@ -248,7 +252,7 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
     room.Update(at, node);
     p.node = at;
     result.allocated_gpus += held(p.sim, node);
-    json bound = p.object;
+    json bound = std::move(p.object);  // a bound pod's object is not read again
     bound["spec"]["nodeName"] = node.facts->name;
     bound["status"] = {{"phase", "Running"}};
     watch(bound);
@@ -312,7 +316,7 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
           next_replica = (next_replica + 1) % replicas.size();
           state.Refresh(snapshot, ++version);
           ReviewContext context{snapshot, *policy, nullptr, &replica};
-          Admitted admitted = Admit(object, "sim-" + std::to_string(e.pod), context);
+          Admitted admitted = Admit(std::move(object), "sim-" + std::to_string(e.pod), context);
           object = std::move(admitted.pod);
           result.fallbacks += admitted.fell_back ? 1 : 0;
           result.sharing_conversions += admitted.shared ? 1 : 0;
