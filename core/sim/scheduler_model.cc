@@ -135,12 +135,10 @@ SimPod SimPodFromSpec(const json& pod_spec) {
   pod.requests.cpu_milli = requirements.compute.cpu_milli;
   pod.requests.memory = requirements.compute.memory_bytes;
   for (bool cpu : {true, false}) {
-    int64_t sum = 0;
     int64_t nonzero = 0;
     if (const json& containers = At(pod_spec, {"containers"}); containers.is_array()) {
       for (const json& c : containers) {
         Stated s = ContainerRequest(c, cpu);
-        sum += s.value;
         nonzero += s.stated ? s.value : (cpu ? kDefaultMilliCpuRequest : kDefaultMemoryRequest);
       }
     }
