@@ -119,6 +119,15 @@ void ClusterState::ReplacePods(std::vector<PodRecord> pods) {
   for (PodRecord& p : pods) UpsertPod(std::move(p));
 }
 
+ResourceList ClusterState::CountQueue(std::vector<NodeInventory>& nodes) const {
+  std::vector<const PodRecord*> queue;
+  queue.reserve(queue_.size());
+  for (const auto& [created, key] : queue_) queue.push_back(&pods_.at(key));
+  ResourceList unplaceable = CountQueuedDemand(queue, nodes);
+  AddInto(unplaceable, unschedulable_need_, 1);
+  return unplaceable;
+}
+
 InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
   InventorySnapshot s;
   s.version_ = version;
@@ -133,11 +142,7 @@ InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
   std::sort(s.nodes_.begin(), s.nodes_.end(),
             [](const NodeInventory& a, const NodeInventory& b) { return a.name() < b.name(); });
   s.queued_ = queued_;
-  std::vector<const PodRecord*> queue;
-  queue.reserve(queue_.size());
-  for (const auto& [created, key] : queue_) queue.push_back(&pods_.at(key));
-  s.unplaceable_ = CountQueuedDemand(queue, s.nodes_);
-  AddInto(s.unplaceable_, unschedulable_need_, 1);
+  s.unplaceable_ = CountQueue(s.nodes_);
   s.mix_ = MostCommon(mix_);
   s.BuildIndexes();
   return s;
@@ -172,11 +177,7 @@ void ClusterState::Refresh(InventorySnapshot& s, uint64_t version) {
   }
   changed_.clear();
   s.queued_ = queued_;
-  std::vector<const PodRecord*> queue;
-  queue.reserve(queue_.size());
-  for (const auto& [created, key] : queue_) queue.push_back(&pods_.at(key));
-  s.unplaceable_ = CountQueuedDemand(queue, s.nodes_);
-  AddInto(s.unplaceable_, unschedulable_need_, 1);
+  s.unplaceable_ = CountQueue(s.nodes_);
   for (NodeInventory& n : s.nodes_) {
     if (!n.queued.empty()) moved.push_back(&n);
   }

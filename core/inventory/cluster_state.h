@@ -65,6 +65,9 @@ class ClusterState {
 
  private:
   void Count(const PodRecord& pod, int sign);
+  // Counts the queued pods onto `nodes` (their `queued`, empty on entry) in queue order; returns
+  // what counts nowhere, the pods marked Unschedulable included.
+  ResourceList CountQueue(std::vector<NodeInventory>& nodes) const;
 
   std::string reservation_annotation_;
   std::unordered_map<std::string, std::shared_ptr<const NodeFacts>> nodes_;
