@@ -22,13 +22,13 @@ std::string_view FirstAsked(const SimPod& pod) {
 
 }  // namespace
 
-RoomIndex::RoomIndex(std::span<const SimNode> nodes) : nodes_(nodes.size()), none_(nodes.size()) {
+RoomIndex::RoomIndex(std::span<const SimNode> nodes) : none_(nodes.size()) {
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const auto& [resource, allocatable] : nodes[i].allocatable.extended) {
       if (allocatable <= 0 || by_resource_.count(resource) > 0) continue;
       ByResource& r = by_resource_[resource];
-      r.at_least.assign(kRoomCountCap + 1, NodeSet(nodes_));
-      r.free.assign(nodes_, 0);
+      r.at_least.assign(kRoomCountCap + 1, NodeSet(nodes.size()));
+      r.free.assign(nodes.size(), 0);
     }
   }
   for (size_t i = 0; i < nodes.size(); ++i) Update(i, nodes[i]);
@@ -44,9 +44,7 @@ void RoomIndex::Set(ByResource& r, size_t i, int64_t free) {
 }
 
 void RoomIndex::Update(size_t i, const SimNode& node) {
-  for (auto& [resource, r] : by_resource_) {
-    Set(r, i, Get(node.allocatable.extended, resource) - Get(node.requested.extended, resource));
-  }
+  for (auto& [resource, r] : by_resource_) Set(r, i, FreeOn(node, resource));
 }
 
 bool RoomIndex::MayFit(const SimPod& pod) const {

@@ -60,7 +60,6 @@ class RoomIndex {
     std::vector<int64_t> free;      // per node, clamped to [0, cap]
   };
   void Set(ByResource& r, size_t i, int64_t free);
-  size_t nodes_ = 0;
   std::map<std::string, ByResource, std::less<>> by_resource_;
   NodeSet none_;  // the nodes offering a resource no node offers
 };

@@ -34,7 +34,6 @@ SimNode SimNodeOf(const json& node) {
   SimNode n;
   auto facts = std::make_shared<NodeFacts>(ReadNode(node));
   n.allocatable.extended = facts->allocatable;
-  n.offered_mask = ResourceMask(n.allocatable.extended);
   n.allocatable.cpu_milli = facts->compute.cpu_milli;
   n.allocatable.memory = facts->compute.memory_bytes;
   if (const json& pods = At(node, {"status", "allocatable", "pods"}); pods.is_string()) {
@@ -47,15 +46,16 @@ SimNode SimNodeOf(const json& node) {
 }
 
 json ReviewOf(json pod, const std::string& uid) {
-  const json metadata = pod["metadata"];
+  std::string name = pod["metadata"].value("name", "");
+  std::string ns = pod["metadata"].value("namespace", "default");
   return {{"apiVersion", "admission.k8s.io/v1"},
           {"kind", "AdmissionReview"},
           {"request",
            {{"uid", uid},
             {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
             {"resource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
-            {"name", metadata.value("name", "")},
-            {"namespace", metadata.value("namespace", "default")},
+            {"name", std::move(name)},
+            {"namespace", std::move(ns)},
             {"operation", "CREATE"},
             {"userInfo", {{"username", "system:serviceaccount:kube-system:replicaset-controller"}}},
             {"object", std::move(pod)},

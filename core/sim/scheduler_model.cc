@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <functional>
 
 #include "core/json/json_fields.h"
 #include "core/kube/quantity.h"
@@ -116,14 +115,6 @@ int64_t IntolerablePreferNoSchedule(const SimPod& pod, const SimNode& node) {
 
 }  // namespace
 
-uint64_t ResourceMask(const ResourceList& list) {
-  uint64_t mask = 0;
-  for (const auto& [resource, count] : list) {
-    if (count > 0) mask |= uint64_t{1} << (std::hash<std::string_view>{}(resource) % 64);
-  }
-  return mask;
-}
-
 SimPod SimPodFromSpec(const json& pod_spec) {
   SimPod pod;
   pod.node_name = StringAt(pod_spec, {"nodeName"});
@@ -131,7 +122,6 @@ SimPod SimPodFromSpec(const json& pod_spec) {
   pod.preferred = ReadPreferredTerms(pod_spec);
   PodRequirements requirements = ReadPodRequirements(pod_spec);
   pod.requests.extended = std::move(requirements.effective);
-  pod.asked_mask = ResourceMask(pod.requests.extended);
   pod.requests.cpu_milli = requirements.compute.cpu_milli;
   pod.requests.memory = requirements.compute.memory_bytes;
   for (bool cpu : {true, false}) {
@@ -162,7 +152,6 @@ std::string FilterReason(const SimPod& pod, const SimNode& node) {
 bool Passes(const SimPod& pod, const SimNode& node) {
   const NodeFacts& facts = *node.facts;
   if (!pod.node_name.empty() && pod.node_name != facts.name) return false;
-  if (node.offered_mask != 0 && (pod.asked_mask & ~node.offered_mask) != 0) return false;
   return Insufficient(pod, node).empty() && CanRunOn(pod.constraints, facts);
 }
 

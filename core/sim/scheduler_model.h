@@ -54,15 +54,9 @@ struct SimResources {
   bool operator==(const SimResources&) const = default;
 };
 
-// A 64-bit summary of which resources a list holds (a bit per name's hash): a node whose mask lacks
-// a bit of the pod's lacks a resource the pod asks for, told without a lookup by name. Filtering
-// every node for every pod made those lookups most of a replay's time.
-uint64_t ResourceMask(const ResourceList& list);
-
 struct SimNode {
   std::shared_ptr<const NodeFacts> facts;  // name, labels, taints, ready, cordoned
   SimResources allocatable;
-  uint64_t offered_mask = 0;      // ResourceMask(allocatable.extended); 0: not known, no shortcut
   SimResources requested;         // by the pods bound here, and one pod each
   int64_t nonzero_cpu_milli = 0;  // requested, with the defaults for containers
   int64_t nonzero_memory = 0;     // that state none (LeastAllocated reads these)
@@ -72,8 +66,7 @@ struct SimPod {
   std::string node_name;  // spec.nodeName before scheduling: only that node passes
   SchedulingConstraints constraints;
   std::vector<WeightedTerm> preferred;
-  SimResources requests;    // cpu, memory and extended, effective over the containers
-  uint64_t asked_mask = 0;  // ResourceMask of the extended resources asked for
+  SimResources requests;  // cpu, memory and extended, effective over the containers
   int64_t nonzero_cpu_milli = 0;
   int64_t nonzero_memory = 0;
 };

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/fakes/sim_node.h"
+
 namespace gpuadmit {
 namespace {
 
@@ -14,16 +16,9 @@ using nlohmann::json;
 constexpr char kGpu[] = "nvidia.com/gpu";
 constexpr char k1g[] = "nvidia.com/mig-1g.10gb";
 
+// Room enough in cpu, memory and pods: only the extended resources decide.
 SimNode Node(const std::string& name, ResourceList extended) {
-  auto facts = std::make_shared<NodeFacts>();
-  facts->name = name;
-  facts->ready = true;
-  facts->labels = {{"kubernetes.io/hostname", name}};
-  SimNode n;
-  n.facts = facts;
-  n.allocatable = {64000, int64_t{1} << 40, 110, std::move(extended)};
-  n.offered_mask = ResourceMask(n.allocatable.extended);
-  return n;
+  return testing::ReadySimNode(name, {64000, int64_t{1} << 40, 110, std::move(extended)});
 }
 
 SimPod Pod(const std::string& resource, int64_t count) {

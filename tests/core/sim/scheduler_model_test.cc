@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/fakes/sim_node.h"
+
 namespace gpuadmit {
 namespace {
 
@@ -15,14 +17,7 @@ constexpr int64_t kGi = int64_t{1} << 30;
 constexpr char k1g[] = "nvidia.com/mig-1g.10gb";
 
 SimNode Node(const std::string& name, int64_t cpu_milli = 4000, int64_t memory = 8 * kGi) {
-  auto facts = std::make_shared<NodeFacts>();
-  facts->name = name;
-  facts->ready = true;
-  facts->labels = {{"kubernetes.io/hostname", name}};
-  SimNode n;
-  n.facts = facts;
-  n.allocatable = {cpu_milli, memory, 110, {{k1g, 7}}};
-  return n;
+  return testing::ReadySimNode(name, {cpu_milli, memory, 110, {{k1g, 7}}});
 }
 
 SimNode With(SimNode n, const std::function<void(NodeFacts&)>& change) {
