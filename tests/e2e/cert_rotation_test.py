@@ -13,14 +13,9 @@ one still presented, and the reload metrics count both. Bounded polls, no fixed 
 """
 import argparse, http.client, json, os, socket, ssl, subprocess, sys, tempfile, threading, time
 
-RESULTS = {"passed": 0, "failed": 0}
+from checks import check, summary
 
 
-def check(name, ok, reason=""):
-    RESULTS["passed" if ok else "failed"] += 1
-    print(("ok - %s" % name) if ok else ("not ok - %s: %s" % (name, reason)))
-    sys.stdout.flush()
-    return ok
 
 
 def free_port():
@@ -201,10 +196,10 @@ def main():
         proc.kill()
         proc.wait()
         err.close()
-    print("%d passed, %d failed" % (RESULTS["passed"], RESULTS["failed"]))
-    if RESULTS["failed"] == 0:
+    status = summary()
+    if status == 0:
         subprocess.run(["rm", "-rf", tmp])
-    sys.exit(1 if RESULTS["failed"] else 0)
+    sys.exit(status)
 
 
 if __name__ == "__main__":

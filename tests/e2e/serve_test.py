@@ -28,23 +28,14 @@ import subprocess, sys, tempfile, threading, time
 
 import jsonpatch
 
+from checks import check, summary
+
 MIG2, MIG1 = "nvidia.com/mig-2g.20gb", "nvidia.com/mig-1g.10gb"
 FALLBACK = "gpuadmit.io/fallback"
 RESERVATION = "gpuadmit.io/reservation"
-RESULTS = {"passed": 0, "failed": 0}
 PROCS = []
 A = None  # parsed arguments plus paths, set in main()
 
-
-def check(name, ok, reason=""):
-    if ok:
-        RESULTS["passed"] += 1
-        print("ok - %s" % name)
-    else:
-        RESULTS["failed"] += 1
-        print("not ok - %s: %s" % (name, reason))
-    sys.stdout.flush()
-    return ok
 
 
 def kill_all():
@@ -744,8 +735,7 @@ def main():
         case_metrics()
     finally:
         kill_all()
-    print("%d passed, %d failed" % (RESULTS["passed"], RESULTS["failed"]))
-    return 1 if RESULTS["failed"] else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -25,19 +25,14 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-RESULTS = {"passed": 0, "failed": 0}
+from checks import check, summary
+
 FIELDS = ["name", "arrived_pods", "placed_pods", "pending_pods", "gpu_pods_placed",
           "gpu_pods_pending", "capacity_gpus", "allocated_gpus",
           "unallocated_ratio_at_full_demand", "fallbacks", "sharing_conversions",
           "preferred_affinity_honoured_ratio", "wait_seconds_p50", "wait_seconds_p99"]
 MIG2, MIG1 = "nvidia.com/mig-2g.20gb", "nvidia.com/mig-1g.10gb"
 
-
-def check(name, ok, reason=""):
-    RESULTS["passed" if ok else "failed"] += 1
-    print(("ok - %s" % name) if ok else ("not ok - %s: %s" % (name, reason)))
-    sys.stdout.flush()
-    return ok
 
 
 def simulate(args, *extra):
@@ -174,8 +169,7 @@ def main():
         case_replicas(args)
         case_trace(args)
         case_errors(args, tmp)
-    print("%d passed, %d failed" % (RESULTS["passed"], RESULTS["failed"]))
-    return 1 if RESULTS["failed"] else 0
+    return summary()
 
 
 if __name__ == "__main__":

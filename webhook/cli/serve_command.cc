@@ -268,6 +268,7 @@ int ServeCommand(int argc, char** argv) {
   if (!drained) log.Warn("drain deadline reached with requests still in flight");
   stop_metrics();
   log.Info("stopped");
+  log.Flush();  // _Exit runs no destructor: a line still held would be lost
   std::fflush(nullptr);
   std::_Exit(kExitOk);
 }
