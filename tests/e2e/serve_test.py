@@ -23,7 +23,7 @@ killed on the way out. Cases:
      `review` and `serve`; `review --explain` prints the "GPU Node Selection" block.
 Prints `ok - NAME` / `not ok - NAME: REASON` per check, then `N passed, M failed`; exit 1 on failures.
 """
-import argparse, atexit, base64, copy, glob, http.client, json, os, re, signal, socket, ssl
+import argparse, atexit, base64, calendar, copy, glob, http.client, json, os, re, signal, socket, ssl
 import subprocess, sys, tempfile, threading, time
 
 import jsonpatch
@@ -480,6 +480,24 @@ def case_metrics_listen(demo):
     check("metrics port: POST /metrics 405 Allow: GET", status == 405 and allow == "GET",
           "%d %r" % (status, allow))
     check("metrics port: /mutate is not served there", plain("POST", "/mutate", "{}")[0] == 404)
+    # Issue 15: what the binary is, and when its certificate ends, for the dashboard and alerts.
+    _, text, _ = plain("GET", "/metrics")
+    version = subprocess.run([A.gpuadmit, "version"], capture_output=True, text=True, timeout=30)
+    facts = dict(line.split(": ", 1) for line in version.stdout.splitlines()[1:])
+    m = re.search(r'^gpuadmit_build_info\{version="([^"]*)",revision="([^"]*)",'
+                  r'build_date="([^"]*)",openssl="([^"]*)".*\} 1$', text, re.M)
+    check("metrics port: gpuadmit_build_info says what `gpuadmit version` says",
+          m is not None and version.stdout.startswith("gpuadmit %s\n" % m.group(1)) and
+          (m.group(2), m.group(3), m.group(4)) == (facts.get("revision"), facts.get("built"),
+                                                   facts.get("openssl")),
+          "metric %r, version %r" % (m and m.group(0), version.stdout))
+    end = subprocess.run(["openssl", "x509", "-noout", "-enddate", "-dateopt", "iso_8601",
+                          "-in", A.crt], capture_output=True, text=True, timeout=30).stdout
+    want = calendar.timegm(time.strptime(end.strip().split("=", 1)[1], "%Y-%m-%d %H:%M:%SZ"))
+    m = re.search(r"^gpuadmit_certificate_expiry_timestamp_seconds (\d+)$", text, re.M)
+    check("metrics port: gpuadmit_certificate_expiry_timestamp_seconds is the cert's notAfter",
+          m is not None and int(m.group(1)) == want, "metric %r, openssl %r" % (m and m.group(0),
+                                                                                end))
     srv.proc.send_signal(signal.SIGTERM)
     try:
         rc = srv.proc.wait(timeout=10)

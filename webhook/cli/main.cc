@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "webhook/cli/build_info.h"
 #include "webhook/cli/commands.h"
 
 namespace {
@@ -29,6 +30,8 @@ Usage:
                     [-o table|json] [--svg FILE]
   gpuadmit --help | COMMAND --help | version
 
+  version             the version, git revision, build date, and linked library versions
+
   --cluster FILE      what `kubectl get nodes,pods -A -o json` prints (JSON or YAML); without it
                       serve and inventory watch the API (--kubeconfig, else in-cluster)
   --metrics-listen    plain HTTP for GET /metrics, /healthz and /readyz (they are also on --listen)
@@ -53,7 +56,7 @@ int main(int argc, char** argv) {
   }
   std::string_view command = argv[1];
   if (command == "--version" || command == "version") {
-    std::cout << "gpuadmit " << GPUADMIT_VERSION << "\n";
+    std::cout << gpuadmit::VersionText();
     return gpuadmit::kExitOk;
   }
   int sub_argc = argc - 2;

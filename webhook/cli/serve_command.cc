@@ -18,6 +18,7 @@
 
 #include "webhook/admission/admission_handler.h"
 #include "webhook/admission/shared_ledger.h"
+#include "webhook/cli/build_info.h"
 #include "webhook/cli/cli_support.h"
 #include "webhook/cli/commands.h"
 #include "webhook/cli/flags.h"
@@ -144,6 +145,7 @@ int ServeCommand(int argc, char** argv) {
   // below flushes them when traffic stops.
   Logger log(level, kLogHold);
   Metrics metrics;
+  metrics.SetBuildInfo(BuildInfoLabels());
   SteadyClock clock;
   SharedLedger ledger(clock, kDefaultReservationTtl);
   AdmissionHandler handler(log, metrics, &ledger);
@@ -160,6 +162,7 @@ int ServeCommand(int argc, char** argv) {
   // TLS and the port first: the cheapest checks, and a failure is then the only line printed.
   auto server = TlsServer::Create(options, handler, metrics, log);
   if (!server.ok()) return ConfigError(server.error().message);
+  metrics.SetCertificateExpiry(server.value()->CertificateNotAfterUnix());
   // Plain HTTP for Prometheus and probes; /readyz there turns 503 with the TLS one's at a stop.
   std::atomic<bool> stopping{false};
   std::unique_ptr<MetricsServer> metrics_server;

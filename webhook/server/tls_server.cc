@@ -139,6 +139,10 @@ std::optional<std::string> TlsServer::ReloadCertificate() {
 
 std::string TlsServer::CertificateNotAfter() const { return certificate_->current()->NotAfter(); }
 
+int64_t TlsServer::CertificateNotAfterUnix() const {
+  return certificate_->current()->NotAfterUnix();
+}
+
 Result<std::unique_ptr<TlsServer>> TlsServer::Create(const ServerOptions& options,
                                                      AdmissionHandler& handler, Metrics& metrics,
                                                      Logger& log) {
@@ -307,6 +311,7 @@ void ReloadServingCertificate(TlsServer& server, Metrics& metrics, Logger& log) 
     return;
   }
   metrics.Inc(Counter::kCertReloads);
+  metrics.SetCertificateExpiry(server.CertificateNotAfterUnix());
   log.Info("serving certificate reloaded", {{"notAfter", server.CertificateNotAfter()}});
 }
 

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,6 +90,7 @@ class TlsServer : private ConnectionHost {
   // refused and the current one stays; the error says why.
   std::optional<std::string> ReloadCertificate();
   std::string CertificateNotAfter() const;  // of the pair presented now
+  int64_t CertificateNotAfterUnix() const;  // the same in seconds since the epoch
 
  private:
   TlsServer(AdmissionHandler& handler, Metrics& metrics, Logger& log);

@@ -82,6 +82,20 @@ std::string Metrics::Render() const {
   out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n", kHist, cumulative);
   out += fmt::format("{}_sum {}\n", kHist, review_nanos_.load(std::memory_order_relaxed) / 1e9);
   out += fmt::format("{}_count {}\n", kHist, cumulative);
+  if (!build_labels_.empty()) {
+    out +=
+        "# HELP gpuadmit_build_info The version, revision and build date of this binary, and the "
+        "versions of the libraries it links; always 1.\n"
+        "# TYPE gpuadmit_build_info gauge\n";
+    out += fmt::format("gpuadmit_build_info{{{}}} 1\n", build_labels_);
+  }
+  if (int64_t expiry = certificate_expiry_.load(std::memory_order_relaxed); expiry != 0) {
+    out +=
+        "# HELP gpuadmit_certificate_expiry_timestamp_seconds The notAfter of the serving "
+        "certificate presented now, in seconds since the epoch.\n"
+        "# TYPE gpuadmit_certificate_expiry_timestamp_seconds gauge\n";
+    out += fmt::format("gpuadmit_certificate_expiry_timestamp_seconds {}\n", expiry);
+  }
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace gpuadmit {
 
@@ -46,6 +47,16 @@ class Metrics {
   void ObserveReview(std::chrono::nanoseconds took);
   std::string Render() const;
 
+  // gpuadmit_build_info{LABELS} 1: what this binary is, as `key="value",...` (see
+  // BuildInfoLabels in webhook/cli/build_info.h). Set once, before the metrics are served.
+  void SetBuildInfo(std::string labels) { build_labels_ = std::move(labels); }
+
+  // gpuadmit_certificate_expiry_timestamp_seconds: the presented serving certificate's notAfter,
+  // in seconds since the epoch; set at start and after each reload that took. Absent until set.
+  void SetCertificateExpiry(int64_t unix_seconds) {
+    certificate_expiry_.store(unix_seconds, std::memory_order_relaxed);
+  }
+
   // Review latency buckets in seconds, from 50 us (a review on a small cluster) to 1 s.
   static constexpr std::array<double, 10> kBuckets = {50e-6,  100e-6, 250e-6, 500e-6, 1e-3,
                                                       2.5e-3, 5e-3,   10e-3,  100e-3, 1.0};
@@ -54,6 +65,8 @@ class Metrics {
   std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::kCount)> counters_{};
   std::array<std::atomic<uint64_t>, kBuckets.size() + 1> buckets_{};
   std::atomic<uint64_t> review_nanos_{0};
+  std::string build_labels_;
+  std::atomic<int64_t> certificate_expiry_{0};  // 0: not set
 };
 
 // GET /metrics, /healthz or /readyz, as both of serve's listeners (--listen, --metrics-listen)

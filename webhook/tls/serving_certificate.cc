@@ -5,6 +5,7 @@
 #include <openssl/pem.h>
 
 #include <cstdio>
+#include <ctime>
 
 #include "webhook/tls/openssl_error.h"
 
@@ -38,6 +39,12 @@ CertifiedKey::~CertifiedKey() {
 }
 
 std::string CertifiedKey::NotAfter() const { return Asn1Time(X509_get0_notAfter(leaf_)); }
+
+int64_t CertifiedKey::NotAfterUnix() const {
+  std::tm tm{};
+  if (ASN1_TIME_to_tm(X509_get0_notAfter(leaf_), &tm) != 1) return 0;
+  return static_cast<int64_t>(timegm(&tm));
+}
 
 Result<std::shared_ptr<const CertifiedKey>> LoadCertifiedKey(const std::string& cert_file,
                                                              const std::string& key_file) {

@@ -16,6 +16,7 @@
 #include <openssl/x509.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,7 @@ class CertifiedKey {
   STACK_OF(X509) * chain() const { return chain_; }
   EVP_PKEY* key() const { return key_; }
   std::string NotAfter() const;  // "Nov 21 14:00:00 2027 GMT"
+  int64_t NotAfterUnix() const;  // the same in seconds since the epoch; 0 if unreadable
 
  private:
   X509* leaf_;

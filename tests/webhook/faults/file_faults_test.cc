@@ -132,6 +132,10 @@ TEST(CertificateFileFaults, DeletedFilesKeepTheServingPairAndANewPairPutBackIsSe
   cert_reloader.Start();
   key_reloader.Start();
   std::string first_not_after = server.CertificateNotAfter();
+  int64_t now =
+      std::chrono::duration_cast<seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+  EXPECT_NEAR(server.CertificateNotAfterUnix(), now - 60 + 24 * 3600, 5);
   EXPECT_TRUE(ServesWith(server.port(), first.cert_file()));
 
   std::filesystem::remove(options.cert_file);
@@ -146,6 +150,11 @@ TEST(CertificateFileFaults, DeletedFilesKeepTheServingPairAndANewPairPutBackIsSe
   CopyInto(second.cert_file(), options.cert_file);
   ASSERT_TRUE(log_lines.WaitFor("msg=\"serving certificate reloaded\"", kPatience));
   EXPECT_NE(server.CertificateNotAfter(), first_not_after);
+  EXPECT_NEAR(server.CertificateNotAfterUnix(), now - 60 + 2 * 24 * 3600, 5);
+  // The alert on expiry reads the pair presented now.
+  EXPECT_NE(metrics.Render().find("\ngpuadmit_certificate_expiry_timestamp_seconds " +
+                                  std::to_string(server.CertificateNotAfterUnix()) + "\n"),
+            std::string::npos);
   EXPECT_TRUE(ServesWith(server.port(), second.cert_file()));
   EXPECT_FALSE(ServesWith(server.port(), first.cert_file()));
 }
