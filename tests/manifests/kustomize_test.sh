@@ -4,9 +4,10 @@
 # Usage: tests/manifests/kustomize_test.sh [REPO_ROOT]   (default: two directories up)
 #
 # Checks, one line each: the kustomize base (manifests/), the cert-manager overlay, the dev
-# overlay after certs/gen-certs.sh + certs/render-cabundle.sh, the certificates themselves, and
-# manifests/examples/demo-cluster.json. Hermetic: works on copies in a temporary directory, writes
-# nothing into the repository, needs no network or cluster.
+# overlay after certs/gen-certs.sh + certs/render-cabundle.sh, the monitoring component in the
+# example overlay of docs/monitoring.md and in overlays made here, the certificates themselves,
+# and manifests/examples/demo-cluster.json. Hermetic: works on copies in a temporary directory,
+# writes nothing into the repository, needs no network or cluster.
 # Needs: kubectl (with built-in kustomize), openssl, /usr/bin/python3 with PyYAML (Debian
 # python3-yaml). Exit status: 0 all passed, 1 a check failed, 77 kubectl is absent (skipped).
 set -uo pipefail
@@ -205,9 +206,40 @@ check "overlays/dev/.gitignore ignores cabundle-patch.yaml" \
   grep -qx '/cabundle-patch.yaml' "${dev_overlay}/.gitignore"
 check "kubectl kustomize manifests/overlays/dev renders" render "${dev_overlay}" "${tmp}/dev.yaml"
 
+# --- monitoring component -----------------------------------------------------------------------
+# The example overlay of docs/monitoring.md as written there (cert-manager, the component, the
+# release label), and the base with the component, without and with a namespace of its own.
+overlays="${work}/manifests/overlays"
+docs_example() { # docs_example DOC OUT: writes the doc's one yaml block that uses a component
+  "${py}" - "$1" "$2" <<'EOF'
+import re, sys
+blocks = re.findall(r"```yaml\n(.*?)```", open(sys.argv[1]).read(), re.S)
+found = [b for b in blocks if "kind: Kustomization" in b and "components:" in b]
+if len(found) != 1:
+    sys.exit("%s: %d yaml blocks of a Kustomization with components, want 1" %
+             (sys.argv[1], len(found)))
+open(sys.argv[2], "w").write(found[0])
+EOF
+}
+mkdir -p "${overlays}/docs-example" "${overlays}/base-monitoring" "${overlays}/other-namespace"
+check "docs/monitoring.md has one example overlay with components" \
+  docs_example "${repo}/docs/monitoring.md" "${overlays}/docs-example/kustomization.yaml"
+check "kubectl kustomize renders docs/monitoring.md's example overlay" \
+  render "${overlays}/docs-example" "${tmp}/docs-example.yaml"
+printf '%s\n' 'apiVersion: kustomize.config.k8s.io/v1beta1' 'kind: Kustomization' \
+  'resources: [../../base]' 'components: [../monitoring]' \
+  >"${overlays}/base-monitoring/kustomization.yaml"
+check "kubectl kustomize renders base + components: [../monitoring]" \
+  render "${overlays}/base-monitoring" "${tmp}/base-monitoring.yaml"
+printf '%s\n' 'apiVersion: kustomize.config.k8s.io/v1beta1' 'kind: Kustomization' \
+  'namespace: gpu-system' 'resources: [../../base]' 'components: [../monitoring]' \
+  >"${overlays}/other-namespace/kustomization.yaml"
+check "kubectl kustomize renders base + the component with namespace: gpu-system" \
+  render "${overlays}/other-namespace" "${tmp}/other-namespace.yaml"
+
 # --- rendered objects --------------------------------------------------------------------------
 read -r -d '' PY_CHECKS <<'PYEOF'
-import base64, json, subprocess, sys
+import base64, json, re, subprocess, sys
 import yaml
 
 mode = sys.argv[1]
@@ -568,6 +600,94 @@ elif mode == "demo":
            "demo: has a Succeeded GPU pod and a Pending unbound GPU pod")
     report(all(p["metadata"].get("uid") and p["status"].get("phase") for p in pods),
            "demo: every pod has a uid and a phase")
+elif mode == "monitoring":
+    example, cert_manager, with_base, base, other_ns, component = args
+    ADDED = {("Service", "gpuadmit-metrics"), ("ServiceMonitor", "gpuadmit"),
+             ("PrometheusRule", "gpuadmit"), ("ConfigMap", "gpuadmit-dashboard")}
+    key = lambda d: (d["kind"], d["metadata"]["name"], d["metadata"].get("namespace") or "")
+    rules_src = yaml.safe_load(open(component + "/prometheusrule.yaml"))["spec"]
+    dashboard_src = json.load(open(component + "/dashboards/gpuadmit.json"))
+
+    def check_monitoring(where, path, without_path, namespace, release):
+        docs = load(path)
+        added = [d for d in docs if key(d)[:2] in ADDED]
+        rest = sorted((d for d in docs if key(d)[:2] not in ADDED), key=key)
+        report(sorted(key(d)[:2] for d in added) == sorted(ADDED),
+               where + ": adds Service gpuadmit-metrics, ServiceMonitor gpuadmit, PrometheusRule "
+               "gpuadmit and ConfigMap gpuadmit-dashboard", str(sorted(key(d) for d in added)))
+        if without_path:
+            report(rest == sorted(load(without_path), key=key),
+                   where + ": every other object renders as without the component")
+        kinds = by_kind(docs)
+        dep = one(kinds, "Deployment", "gpuadmit") or {}
+        report(dep.get("metadata", {}).get("namespace") == namespace and
+               all(d["metadata"].get("namespace") == namespace for d in added),
+               "%s: the component's objects are in the Deployment's namespace %s" %
+               (where, namespace),
+               str([key(d) for d in added]))
+        sm = one(kinds, "ServiceMonitor", "gpuadmit") or {}
+        spec = sm.get("spec") or {}
+        sm_ns = sm.get("metadata", {}).get("namespace")
+        services = [s for s in kinds.get("Service", []) if s["metadata"].get("namespace") == sm_ns
+                    and "namespaceSelector" not in spec and
+                    selector_matches(spec.get("selector") or {"matchLabels": {"x": "y"}},
+                                     s["metadata"].get("labels") or {})]
+        report([s["metadata"]["name"] for s in services] == ["gpuadmit-metrics"],
+               where + ": the ServiceMonitor selects Service gpuadmit-metrics only",
+               str([s["metadata"]["name"] for s in services]))
+        svc = one(kinds, "Service", "gpuadmit-metrics") or {}
+        eps = spec.get("endpoints") or []
+        report(len(eps) == 1 and eps[0].get("path") == "/metrics" and
+               eps[0].get("scheme") == "http", where + ": one endpoint, http /metrics", str(eps))
+        ports = {p.get("name"): p for p in (svc.get("spec") or {}).get("ports") or []}
+        port = ports.get(eps[0].get("port") if eps else None) or {}
+        pod = ((dep.get("spec") or {}).get("template") or {})
+        pod_labels = (pod.get("metadata") or {}).get("labels") or {}
+        container = ((pod.get("spec") or {}).get("containers") or [{}])[0]
+        cports = {p.get("name"): p.get("containerPort") for p in container.get("ports") or []}
+        args_ = container.get("args") or []
+        listen = args_[args_.index("--metrics-listen") + 1] if "--metrics-listen" in args_ else ""
+        target = cports.get(port.get("targetPort"), port.get("targetPort"))
+        report(bool(port) and target is not None and listen.endswith(":%s" % target),
+               where + ": the endpoint's Service port reaches the container's --metrics-listen "
+               "port", "port %s -> %s; --metrics-listen %r" % (port, target, listen))
+        report(selector_matches({"matchLabels": (svc.get("spec") or {}).get("selector") or
+                                 {"x": "y"}}, pod_labels),
+               where + ": Service gpuadmit-metrics selects the webhook pods")
+        job = (svc.get("metadata", {}).get("labels") or {}).get(spec.get("jobLabel"),
+                                                                svc["metadata"]["name"]
+                                                                if svc else None)
+        rule = one(kinds, "PrometheusRule", "gpuadmit") or {}
+        exprs = [r.get("expr", "") for g in (rule.get("spec") or {}).get("groups") or []
+                 for r in g.get("rules") or []]
+        jobs = set(re.findall(r'\bjob\s*=\s*"([^"]*)"', " ".join(exprs)))
+        report(job == "gpuadmit" and jobs == {"gpuadmit"},
+               where + ': targets get job="gpuadmit", the job the alerts query',
+               "job label %r, rules query %s" % (job, sorted(jobs)))
+        report(rule.get("spec") == rules_src,
+               where + ": the PrometheusRule's groups render unchanged")
+        cm = one(kinds, "ConfigMap", "gpuadmit-dashboard") or {}
+        data = cm.get("data") or {}
+        report((cm.get("metadata", {}).get("labels") or {}).get("grafana_dashboard") == "1",
+               where + ': ConfigMap gpuadmit-dashboard (no hash suffix) labelled '
+               'grafana_dashboard: "1"')
+        try:
+            same = list(data) == ["gpuadmit.json"] and \
+                json.loads(data["gpuadmit.json"]) == dashboard_src
+        except ValueError:
+            same = False
+        report(same, where + ": the ConfigMap holds dashboards/gpuadmit.json as gpuadmit.json",
+               str(list(data)))
+        if release:
+            got = [(d.get("metadata", {}).get("labels") or {}).get("release") for d in (sm, rule)]
+            report(got == [release, release],
+                   "%s: ServiceMonitor and PrometheusRule labelled release: %s" % (where, release),
+                   str(got))
+
+    check_monitoring("docs example", example, cert_manager, "gpuadmit", "kube-prometheus-stack")
+    check_monitoring("base + monitoring", with_base, base, "gpuadmit", None)
+    check_monitoring("namespace gpu-system", other_ns, None, "gpu-system", None)
+
 else:
     print("unknown mode " + mode)
     sys.exit(2)
@@ -579,6 +699,11 @@ policy="${work}/manifests/examples/policy.yaml"
   run_py_checks cert-manager "${tmp}/cert-manager.yaml" "${policy}"
 [[ -s "${tmp}/dev.yaml" ]] && run_py_checks dev "${tmp}/dev.yaml" "${policy}" \
   "${dev_certs}/ca.crt" "${dev_certs}/tls.crt" "${dev_certs}/tls.key"
+[[ -s "${tmp}/docs-example.yaml" && -s "${tmp}/cert-manager.yaml" && -s "${tmp}/base.yaml" &&
+  -s "${tmp}/base-monitoring.yaml" && -s "${tmp}/other-namespace.yaml" ]] &&
+  run_py_checks monitoring "${tmp}/docs-example.yaml" "${tmp}/cert-manager.yaml" \
+    "${tmp}/base-monitoring.yaml" "${tmp}/base.yaml" "${tmp}/other-namespace.yaml" \
+    "${work}/manifests/overlays/monitoring"
 
 # --- examples ----------------------------------------------------------------------------------
 examples="${repo}/manifests/examples"
