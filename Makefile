@@ -14,11 +14,15 @@ DEBS := cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-d
         libyaml-cpp-dev rapidjson-dev libsimdjson-dev libjemalloc-dev libgtest-dev libgmock-dev libbenchmark-dev openssl curl \
         python3 python3-jsonpatch python3-yaml wrk nginx-light prometheus
 
+# make image / make test-image: Debian's tools that build and run OCI images (image/).
+IMAGE_DEBS := mmdebstrap buildah podman runc binutils
+
 # make fuzz: clang and its libFuzzer runtime, installed only when fuzzing.
 FUZZ_DEBS    := clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps fuzz-deps build test test-sanitize fuzz run bench certs deploy clean help
+.PHONY: all deps fuzz-deps image-deps build test test-sanitize test-image fuzz run bench certs \
+        deploy image clean help
 
 all: build
 
@@ -28,6 +32,8 @@ help:
 	@echo "make test-sanitize  the tests again under ASan and UBSan (build-sanitize/)"
 	@echo "make fuzz    every libFuzzer target for FUZZ_SECONDS (default 60) each (build-fuzz/, clang)"
 	@echo "make bench   micro-benchmarks and the HTTPS load comparison with nginx"
+	@echo "make image   the OCI image build/gpuadmit-VERSION.oci.tar (mmdebstrap, buildah; root)"
+	@echo "make test-image  the image built twice (one digest), its smoke test, the Dockerfile"
 	@echo "make certs   dev CA and serving certificate in certs/dev/"
 	@echo "make deploy  kubectl apply -k manifests/"
 
@@ -36,6 +42,9 @@ deps:
 
 fuzz-deps: deps
 	@$(MAKE) --no-print-directory install-debs PACKAGES="$(FUZZ_DEBS)"
+
+image-deps: deps
+	@$(MAKE) --no-print-directory install-debs PACKAGES="$(IMAGE_DEBS)"
 
 .PHONY: install-debs
 install-debs:
@@ -68,6 +77,14 @@ test-sanitize: deps
 	  -DCMAKE_BUILD_TYPE=Debug $(CMAKE_ARGS)
 	cmake --build $(BUILD)-sanitize -j$(JOBS)
 	ctest --test-dir $(BUILD)-sanitize --output-on-failure -j$(JOBS)
+
+# The OCI image (image/build-image.sh): build/gpuadmit stripped, on a root of Debian packages.
+image: build image-deps
+	image/build-image.sh --binary $(BUILD)/gpuadmit
+
+# The image built twice (one digest), its size, its smoke test, and image/Dockerfile with podman.
+test-image: build image-deps
+	tests/image/image_test.sh . $(BUILD)/gpuadmit
 
 # libFuzzer targets, built by clang with ASan and UBSan in their own build dir.
 fuzz: fuzz-deps

@@ -28,6 +28,8 @@ if [[ -z "${py}" ]] || ! "${py}" -c 'import yaml' 2>/dev/null; then
   exit 1
 fi
 
+# The release version, CMakeLists.txt's project(... VERSION x.y.z): the image tag the base pins.
+export GPUADMIT_VERSION="$(sed -n 's/^project(gpuadmit .*VERSION \([0-9.]*\)).*/\1/p' "${repo}/CMakeLists.txt")"
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/gpuadmit-manifests-test.XXXXXX")"
 trap 'rm -rf "${tmp}"' EXIT
 
@@ -239,7 +241,7 @@ check "kubectl kustomize renders base + the component with namespace: gpu-system
 
 # --- rendered objects --------------------------------------------------------------------------
 read -r -d '' PY_CHECKS <<'PYEOF'
-import base64, json, re, subprocess, sys
+import base64, json, os, re, subprocess, sys
 import yaml
 
 mode = sys.argv[1]
@@ -393,9 +395,11 @@ def check_base(kinds, where, policy_text):
            where + ": Deployment selector matches its pod template")
     containers = pod.get("containers") or [{}]
     c = containers[0]
-    report(len(containers) == 1 and c.get("image") == "gpuadmit:latest" and
+    image = "gpuadmit:" + os.environ["GPUADMIT_VERSION"]
+    report(len(containers) == 1 and c.get("image") == image and
            c.get("imagePullPolicy") == "IfNotPresent",
-           where + ": one container, image gpuadmit:latest, IfNotPresent")
+           where + ": one container, image %s (the release the kustomization pins), "
+           "IfNotPresent" % image, str(c.get("image")))
     want_args = ["serve", "--policy", "/etc/gpuadmit/policy.yaml", "--tls-cert",
                  "/etc/gpuadmit/tls/tls.crt", "--tls-key", "/etc/gpuadmit/tls/tls.key",
                  "--listen", "0.0.0.0:8443", "--metrics-listen", "0.0.0.0:9090"]
@@ -694,6 +698,10 @@ else:
 PYEOF
 
 policy="${work}/manifests/examples/policy.yaml"
+# One version everywhere: CMakeLists.txt, the image the base pins, the newest CHANGELOG entry.
+changelog_top="$(sed -n 's/^## \[\([0-9][0-9.]*\)\].*/\1/p' "${repo}/CHANGELOG.md" | head -n 1)"
+check "CHANGELOG.md's newest release is ${GPUADMIT_VERSION} (CMakeLists.txt's version)" \
+  test -n "${GPUADMIT_VERSION}" -a "${changelog_top}" = "${GPUADMIT_VERSION}"
 [[ -s "${tmp}/base.yaml" ]] && run_py_checks base "${tmp}/base.yaml" "${policy}"
 [[ -s "${tmp}/cert-manager.yaml" ]] &&
   run_py_checks cert-manager "${tmp}/cert-manager.yaml" "${policy}"
