@@ -99,6 +99,7 @@ FakeKubeApiServer::FakeKubeApiServer(std::string token, const std::string& clien
   std::signal(SIGPIPE, SIG_IGN);
   resources_["nodes"].list_kind = "NodeList";
   resources_["pods"].list_kind = "PodList";
+  resources_["leases"].list_kind = "LeaseList";
   Listen(0);
 }
 
@@ -117,6 +118,13 @@ void FakeKubeApiServer::Listen(int port) {
                [this](const httplib::Request& req, httplib::Response& res) {
                  Serve(req, res, req.matches[1].str());
                });
+  const std::string leases = R"(/apis/coordination\.k8s\.io/v1/namespaces/([^/]+)/leases)";
+  auto serve_lease = [this](const httplib::Request& req, httplib::Response& res) {
+    ServeLease(req, res);
+  };
+  server_->Get(leases + "/([^/]+)", serve_lease);
+  server_->Post(leases, serve_lease);
+  server_->Put(leases + "/([^/]+)", serve_lease);
   port_ = port == 0 ? server_->bind_to_any_port("127.0.0.1")
                     : (server_->bind_to_port("127.0.0.1", port) ? port : -1);
   if (port_ < 0) throw std::runtime_error("FakeKubeApiServer: cannot bind 127.0.0.1");
@@ -239,34 +247,41 @@ bool FakeKubeApiServer::WaitForWatches(const std::string& resource, size_t count
   return changed_.wait_for(lock, timeout, [&] { return r.watches_started >= count; });
 }
 
+std::optional<json> FakeKubeApiServer::Lease(const std::string& ns, const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return leases_.Find(ns, name);
+}
+
+void FakeKubeApiServer::SetLease(const std::string& ns, const std::string& name, json lease) {
+  std::lock_guard<std::mutex> lock(mu_);
+  leases_.Plant(ns, name, std::move(lease));
+}
+
 std::vector<FakeKubeApiServer::RecordedRequest> FakeKubeApiServer::requests() const {
   std::lock_guard<std::mutex> lock(mu_);
   return requests_;
 }
 
-void FakeKubeApiServer::Serve(const httplib::Request& req, httplib::Response& res,
-                              const std::string& name) {
-  RequestKind kind = IsWatch(req)                ? RequestKind::kWatch
-                     : req.has_param("continue") ? RequestKind::kListContinue
-                                                 : RequestKind::kList;
+bool FakeKubeApiServer::Admit(const httplib::Request& req, httplib::Response& res,
+                              const std::string& resource, RequestKind kind) {
   std::optional<Fault> fault;
   {
     std::lock_guard<std::mutex> lock(mu_);
     std::string client_cn = ClientCommonName(req);
-    requests_.push_back({req.target, req.get_header_value("Authorization"),
+    requests_.push_back({req.method, req.target, req.get_header_value("Authorization"),
                          req.get_header_value("Accept"), req.get_header_value("Accept-Encoding"),
-                         client_cn, req.remote_port});
+                         client_cn, req.remote_port, req.body});
     if (client_cn.empty() && req.get_header_value("Authorization") != "Bearer " + token_) {
       res.status = 401;
       res.set_content(StatusBody(401), "application/json");
-      return;
+      return false;
     }
     if (outage_status_ != 0) {
       res.status = outage_status_;
       res.set_content(StatusBody(outage_status_), "application/json");
-      return;
+      return false;
     }
-    auto& faults = At(name).faults[kind];
+    auto& faults = At(resource).faults[kind];
     if (!faults.empty()) {
       fault = std::move(faults.front());
       faults.pop_front();
@@ -280,11 +295,32 @@ void FakeKubeApiServer::Serve(const httplib::Request& req, httplib::Response& re
     res.status = fault->status;
     res.set_content(fault->body.empty() ? StatusBody(fault->status) : fault->body,
                     "application/json");
-    return;
+    return false;
   }
+  return true;
+}
+
+void FakeKubeApiServer::Serve(const httplib::Request& req, httplib::Response& res,
+                              const std::string& name) {
+  RequestKind kind = IsWatch(req)                ? RequestKind::kWatch
+                     : req.has_param("continue") ? RequestKind::kListContinue
+                                                 : RequestKind::kList;
+  if (!Admit(req, res, name, kind)) return;
   if (kind == RequestKind::kWatch) return ServeWatch(req, res, name);
   std::lock_guard<std::mutex> lock(mu_);
   ServeList(req, res, At(name));
+}
+
+void FakeKubeApiServer::ServeLease(const httplib::Request& req, httplib::Response& res) {
+  if (!Admit(req, res, "leases", RequestKind::kLease)) return;
+  const std::string ns = req.matches[1].str();
+  std::lock_guard<std::mutex> lock(mu_);
+  FakeLeaseStore::Reply reply = req.method == "POST" ? leases_.Create(ns, req.body)
+                                : req.method == "PUT"
+                                    ? leases_.Update(ns, req.matches[2].str(), req.body)
+                                    : leases_.Get(ns, req.matches[2].str());
+  res.status = reply.status;
+  res.set_content(reply.body.dump(), "application/json");
 }
 
 void FakeKubeApiServer::ServeList(const httplib::Request& req, httplib::Response& res,

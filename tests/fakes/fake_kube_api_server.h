@@ -11,12 +11,21 @@
 //     expired continue token), and a delay before answering (a slow server).
 //   - Outages: every request answered with one status (SetOutage), or the server down
 //     (Stop: connections refused) and up again on the same port (Restart).
-// Every request is recorded (target and headers) so tests can assert what the client asked.
+// It serves coordination.k8s.io/v1 Leases too, for leader election, with the apiserver's
+// semantics (FakeLeaseStore: resourceVersion set by the server, 409 Conflict on a stale one):
+//   - GET  /apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}: 200, or 404 NotFound.
+//   - POST /apis/coordination.k8s.io/v1/namespaces/{ns}/leases: 201, or 409 AlreadyExists.
+//   - PUT  /apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}: 200; 409 Conflict when
+//     the body's resourceVersion is set and stale (empty: unconditional); 404 when missing.
+//   Faults ("leases", kLease) and outages apply to them too; Lease/SetLease read and plant one.
+// Every request is recorded (method, target, headers, body) so tests can assert what the client
+// asked.
 //
 //   FakeKubeApiServer api("s3cret");
 //   api.SetObjects("nodes", {node_a, node_b}, "100");
 //   api.PushWatchEvent("nodes", {{"type", "ADDED"}, {"object", node_c}});
 //   ... KubeClient against api.url(), api.ca_file(), token "s3cret" ...
+//   api.SetLease("gpuadmit", "gpuadmit", {{"spec", {{"holderIdentity", "replica-a"}}}});
 //
 // Thread safety: every method may be called from any thread while the server runs.
 #pragma once
@@ -29,10 +38,12 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/fakes/fake_lease_store.h"
 #include "tests/fakes/tls_files.h"
 
 namespace httplib {
@@ -45,7 +56,8 @@ namespace gpuadmit::testing {
 
 class FakeKubeApiServer {
  public:
-  enum class RequestKind { kList, kListContinue, kWatch };
+  // kLease: any request on a Lease (get, create or update).
+  enum class RequestKind { kList, kListContinue, kWatch, kLease };
 
   // What the next request of a kind meets instead of (or before) its normal answer.
   struct Fault {
@@ -58,12 +70,14 @@ class FakeKubeApiServer {
   };
 
   struct RecordedRequest {
+    std::string method;         // "GET", "POST", "PUT"
     std::string target;         // path and query, as sent
     std::string authorization;  // the Authorization header
     std::string accept;
     std::string accept_encoding;
     std::string client_common_name;  // of the TLS client certificate, if one was presented
     int remote_port = 0;             // the client's port: one per connection
+    std::string body;                // as sent; empty for a GET
   };
 
   // Starts serving. `token` is the bearer token requests must carry. With `client_ca_file`, the
@@ -84,7 +98,8 @@ class FakeKubeApiServer {
   // Recorded List bodies served verbatim: the first to a request without `continue`, page i+1 to
   // `continue` equal to page i's metadata.continue; any other token is 410 Expired.
   void SetRecordedPages(const std::string& resource, std::vector<std::string> bodies);
-  // Applies to the next request of `kind` to `resource`; several queue up in order.
+  // Applies to the next request of `kind` to `resource`; several queue up in order. Leases'
+  // faults are `resource` "leases" with kind kLease.
   void InjectFault(const std::string& resource, RequestKind kind, Fault fault);
 
   // Watch scripting, per resource; what is pushed before a watch opens waits for it.
@@ -100,6 +115,12 @@ class FakeKubeApiServer {
   // True once `count` watch streams on `resource` have started (headers sent), within `timeout`.
   bool WaitForWatches(const std::string& resource, size_t count, std::chrono::milliseconds timeout);
   std::vector<RecordedRequest> requests() const;
+
+  // The stored Lease `ns`/`name` as the API would serve it; nullopt when there is none.
+  std::optional<nlohmann::json> Lease(const std::string& ns, const std::string& name) const;
+  // Stores `lease` as `ns`/`name`, replacing any: metadata.name and namespace are set, and a
+  // fresh resourceVersion unless it has one (fresh ones given later are above a numeric one).
+  void SetLease(const std::string& ns, const std::string& name, nlohmann::json lease);
 
   // Every request, of any kind, answers `status` and a Status body until SetOutage(0).
   void SetOutage(int status);
@@ -130,7 +151,12 @@ class FakeKubeApiServer {
     size_t watches_started = 0;
   };
 
+  // Records `req`; answers 401, the outage status or the next fault of `kind` (after its delay).
+  // False when `res` holds that answer.
+  bool Admit(const httplib::Request& req, httplib::Response& res, const std::string& resource,
+             RequestKind kind);
   void Serve(const httplib::Request& req, httplib::Response& res, const std::string& name);
+  void ServeLease(const httplib::Request& req, httplib::Response& res);
   void ServeList(const httplib::Request& req, httplib::Response& res, Resource& r);
   void ServeWatch(const httplib::Request& req, httplib::Response& res, const std::string& name);
   Resource& At(const std::string& name);  // mu_ held
@@ -146,7 +172,8 @@ class FakeKubeApiServer {
   mutable std::mutex mu_;
   std::condition_variable changed_;  // a push, a watch started, or stopping
   std::string token_;
-  std::map<std::string, Resource> resources_;
+  std::map<std::string, Resource> resources_;  // "nodes", "pods"; "leases" for its faults
+  FakeLeaseStore leases_;
   std::vector<RecordedRequest> requests_;
   int outage_status_ = 0;
   bool stopping_ = false;

@@ -191,6 +191,29 @@ Result<int> KubeClient::Get(
   return Error{"GET " + base_url_ + path_and_query + ": " + what};
 }
 
+Result<KubeResponse> KubeClient::Send(std::string_view method, const std::string& path,
+                                      const std::string& json_body) {
+  const std::string what = std::string(method) + " " + base_url_ + path;
+  if (method == "GET") return List(path);
+  if (method != "POST" && method != "PUT") return Error{what + ": unsupported method"};
+  if (cancelled_.load()) return Error{what + ": cancelled"};
+  std::string token = BearerToken();
+  httplib::Headers headers = {
+      {"Accept", "application/json"}, {"Accept-Encoding", "identity"}, {"User-Agent", "gpuadmit"}};
+  if (!token.empty()) headers.emplace("Authorization", "Bearer " + token);
+  http_->set_read_timeout(options_.list_read_timeout);
+  tls_->ClearVerifyError();
+  ScopedSigpipeBlock sigpipe;
+  httplib::Result res =
+      method == "POST" ? http_->Post(path_prefix_ + path, headers, json_body, "application/json")
+                       : http_->Put(path_prefix_ + path, headers, json_body, "application/json");
+  if (cancelled_.load()) return Error{what + ": cancelled"};
+  if (res) return KubeResponse{res->status, std::move(res->body)};
+  std::string why = res.error() == httplib::Error::SSLConnection ? tls_->VerifyFailure() : "";
+  if (why.empty()) why = httplib::to_string(res.error());
+  return Error{what + ": " + why};
+}
+
 Result<KubeResponse> KubeClient::List(const std::string& path_and_query) {
   KubeResponse response;
   auto status = Get(path_and_query, options_.list_read_timeout, [&](int, std::string_view piece) {

@@ -9,7 +9,7 @@
 //   auto client = KubeClient::Create(config.value());
 //   auto page = client.value()->List("/api/v1/nodes?limit=500");
 //
-// Thread safety: List and Watch from one thread at a time; Cancel from any thread.
+// Thread safety: List, Watch and Send from one thread at a time; Cancel from any thread.
 #pragma once
 
 #include <atomic>
@@ -59,6 +59,11 @@ class KubeClient final : public KubeApi {
   // response had begun, else Error "cancelled".
   Result<int> Watch(const std::string& path_and_query,
                     const std::function<bool(std::string_view event)>& on_event) override;
+  // One request with a JSON body (POST, PUT) or none (GET), answered whole: for single objects
+  // such as the leader election Lease. Read timeout: list_read_timeout. An HTTP error status is
+  // a response; Error is for transport failures, as List.
+  Result<KubeResponse> Send(std::string_view method, const std::string& path,
+                            const std::string& json_body = "");
   // Ends the request in progress at once, whatever its stage (connect, TLS handshake, a blocked
   // read), by shutting its socket down. The client stays cancelled: later calls return Error
   // "cancelled" at once, so a Cancel racing the start of a call is never lost.

@@ -44,6 +44,8 @@ constexpr CounterInfo kCounters[] = {
     {Counter::kCertReloadFailures, "gpuadmit_certificate_reload_failures_total", "",
      "Changed serving certificate files that were refused (unreadable, key mismatch, outside "
      "their validity); the last good pair stayed."},
+    {Counter::kLeaderTransitions, "gpuadmit_leader_transitions_total", "",
+     "Times this replica started leading (--leader-elect)."},
     {Counter::kSnapshots, "gpuadmit_inventory_snapshots_total", "",
      "Inventory snapshots handed to decisions: one per batch of watch events, relist or cluster "
      "file load."},
@@ -89,6 +91,11 @@ std::string Metrics::Render() const {
         "# TYPE gpuadmit_build_info gauge\n";
     out += fmt::format("gpuadmit_build_info{{{}}} 1\n", build_labels_);
   }
+  out +=
+      "# HELP gpuadmit_leader 1 while this replica holds the leader election Lease "
+      "(--leader-elect), else 0.\n"
+      "# TYPE gpuadmit_leader gauge\n";
+  out += fmt::format("gpuadmit_leader {}\n", leader_.load(std::memory_order_relaxed));
   if (int64_t expiry = certificate_expiry_.load(std::memory_order_relaxed); expiry != 0) {
     out +=
         "# HELP gpuadmit_certificate_expiry_timestamp_seconds The notAfter of the serving "

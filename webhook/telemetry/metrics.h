@@ -35,6 +35,7 @@ enum class Counter {
   kCertReloads,            // changed --tls-cert/--tls-key files loaded; new handshakes use them
   kCertReloadFailures,     // degraded: changed certificate files were refused; the last stays
   kSnapshots,              // an inventory snapshot was handed to decisions
+  kLeaderTransitions,      // --leader-elect: this replica started leading
   kCount,
 };
 
@@ -53,14 +54,18 @@ class Metrics {
 
   // gpuadmit_certificate_expiry_timestamp_seconds: the presented serving certificate's notAfter,
   // in seconds since the epoch; set at start and after each reload that took. Absent until set.
+  // gpuadmit_leader: 1 while this replica holds the leader election Lease, 0 while it follows
+  // (and always 0 without --leader-elect).
+  void SetLeader(bool leading) { leader_.store(leading ? 1 : 0, std::memory_order_relaxed); }
+
   void SetCertificateExpiry(int64_t unix_seconds) {
     certificate_expiry_.store(unix_seconds, std::memory_order_relaxed);
   }
 
   // Review latency buckets in seconds, from 50 us (a review on a small cluster) to 5 s: up to the
   // webhook's timeoutSeconds (5), so a p99 near it (the monitoring overlay's alert) is visible.
-  static constexpr std::array<double, 12> kBuckets = {
-      50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 100e-3, 1.0, 2.5, 5.0};
+  static constexpr std::array<double, 12> kBuckets = {50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3,
+                                                      5e-3,  10e-3,  100e-3, 1.0,    2.5,  5.0};
 
  private:
   std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::kCount)> counters_{};
@@ -68,6 +73,7 @@ class Metrics {
   std::atomic<uint64_t> review_nanos_{0};
   std::string build_labels_;
   std::atomic<int64_t> certificate_expiry_{0};  // 0: not set
+  std::atomic<int> leader_{0};
 };
 
 // GET /metrics, /healthz or /readyz, as both of serve's listeners (--listen, --metrics-listen)
