@@ -31,7 +31,7 @@ MutatingWebhookConfiguration, and copy the serving key pair into the overlay.
 Options:
   --ca FILE           CA certificate, PEM (default: certs/dev/ca.crt)
   --overlay DIR       Overlay to write into (default: manifests/overlays/dev); writes
-                      DIR/cabundle-patch.yaml and DIR/tls/tls.crt, DIR/tls/tls.key
+                      DIR/cabundle-patch.yaml and DIR/tls/tls.crt, DIR/tls/tls.key, DIR/tls/ca.crt
   --tls-dir DIR       Where tls.crt and tls.key are (default: the directory of --ca)
   --no-tls            Write only the caBundle patch; do not copy the key pair
   --webhook NAME      A webhook entry to patch; repeatable (default: every entry named in
@@ -131,5 +131,7 @@ if ((stage_tls)); then
   chmod 0700 "${overlay_dir}/tls"
   install -m 0644 "${tls_dir}/tls.crt" "${overlay_dir}/tls/tls.crt"
   install -m 0600 "${tls_dir}/tls.key" "${overlay_dir}/tls/tls.key"
-  echo "${prog}: copied ${tls_dir}/tls.crt and tls.key to ${overlay_dir}/tls/ (key mode 0600)"
+  # ca.crt too, as cert-manager's Secret has it: serve --leader-elect verifies the leader with it.
+  install -m 0644 "${ca_file}" "${overlay_dir}/tls/ca.crt"
+  echo "${prog}: copied ${tls_dir}/tls.crt, tls.key and ${ca_file} to ${overlay_dir}/tls/ (key mode 0600)"
 fi

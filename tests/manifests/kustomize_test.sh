@@ -370,6 +370,25 @@ def check_base(kinds, where, policy_text):
     report(perms == want and not extra,
            where + ": ClusterRole grants exactly get/list/watch on nodes and pods",
            str(sorted(perms)))
+    lease_role = one(kinds, "Role", "gpuadmit-leader-election") or {}
+    lease_perms = set()
+    for r in lease_role.get("rules") or []:
+        for g in r.get("apiGroups", []):
+            for res in r.get("resources", []):
+                for v in r.get("verbs", []):
+                    lease_perms.add((g, res, v, tuple(r.get("resourceNames") or ())))
+    want_lease = {("coordination.k8s.io", "leases", "create", ()),
+                  ("coordination.k8s.io", "leases", "get", ("gpuadmit",)),
+                  ("coordination.k8s.io", "leases", "update", ("gpuadmit",))}
+    report(lease_perms == want_lease and
+           lease_role.get("metadata", {}).get("namespace") == "gpuadmit",
+           where + ": Role grants exactly get/update on lease gpuadmit and create on leases, "
+           "in namespace gpuadmit", str(sorted(lease_perms)))
+    rb = one(kinds, "RoleBinding", "gpuadmit-leader-election") or {}
+    report(rb.get("subjects") == [{"kind": "ServiceAccount", "name": "gpuadmit",
+                                   "namespace": "gpuadmit"}] and
+           (rb.get("roleRef") or {}).get("name") == "gpuadmit-leader-election",
+           where + ": RoleBinding binds the lease Role to SA gpuadmit/gpuadmit")
     crb = one(kinds, "ClusterRoleBinding", "gpuadmit") or {}
     report(crb.get("roleRef") == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                                   "name": "gpuadmit"} and
@@ -402,9 +421,14 @@ def check_base(kinds, where, policy_text):
            "IfNotPresent" % image, str(c.get("image")))
     want_args = ["serve", "--policy", "/etc/gpuadmit/policy.yaml", "--tls-cert",
                  "/etc/gpuadmit/tls/tls.crt", "--tls-key", "/etc/gpuadmit/tls/tls.key",
-                 "--listen", "0.0.0.0:8443", "--metrics-listen", "0.0.0.0:9090"]
+                 "--listen", "0.0.0.0:8443", "--metrics-listen", "0.0.0.0:9090",
+                 "--leader-elect", "--advertise", "$(POD_IP):8443"]
     report(c.get("args") == want_args and "command" not in c,
            where + ": container args are the documented serve command line", str(c.get("args")))
+    env = {e.get("name"): e for e in (c.get("env") or [])}
+    report(((env.get("POD_IP") or {}).get("valueFrom") or {}).get("fieldRef", {})
+           .get("fieldPath") == "status.podIP",
+           where + ": POD_IP from the downward API (--advertise $(POD_IP):8443)")
     report({"name": "https", "containerPort": 8443} in
            [{k: p.get(k) for k in ("name", "containerPort")} for p in c.get("ports") or []],
            where + ": containerPort 8443 named https")

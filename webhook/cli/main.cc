@@ -18,6 +18,9 @@ Usage:
                    [--cluster FILE | --kubeconfig FILE [--context NAME] | (in-cluster)]
                    [--prometheus URL | --dcgm-file FILE]
                    [--log-level debug|info|warn|error] [--max-connections 1024] [--workers N]
+                   [--leader-elect --advertise HOST:PORT [--id NAME] [--peer-ca FILE]
+                    [--leader-election-namespace NS] [--leader-elect-lease-duration 15]
+                    [--leader-elect-renew-deadline 10] [--leader-elect-retry-period 2]]
   gpuadmit review  --policy FILE --cluster FILE [--dcgm-file FILE] [--explain] [REVIEW.json | -]
   gpuadmit check-policy FILE
   gpuadmit inventory [--cluster FILE | --kubeconfig FILE [--context NAME]]

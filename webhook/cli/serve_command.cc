@@ -3,8 +3,10 @@
 // (--cluster FILE reloaded on change; or the Kubernetes API through --kubeconfig, or in-cluster
 // by default), optional GPU metrics, then serves until SIGTERM or SIGINT and drains.
 #include <pthread.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -22,11 +24,13 @@
 #include "webhook/cli/cli_support.h"
 #include "webhook/cli/commands.h"
 #include "webhook/cli/flags.h"
+#include "webhook/cli/leader_routing.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/kube/kube_config.h"
 #include "webhook/kube/kube_inventory.h"
 #include "webhook/kube/kube_source.h"
 #include "webhook/os/file_reloader.h"
+#include "webhook/os/read_file.h"
 #include "webhook/server/metrics_server.h"
 #include "webhook/server/tls_server.h"
 #include "webhook/sources/config_files.h"
@@ -88,13 +92,97 @@ class ClusterFileSource {
   FileReloader reloader_;
 };
 
+// --leader-elect's flags into `out`; an error message for a bad command line, else "".
+std::string ElectionSettings(const Flags& f, LeaderRoutingSettings& out) {
+  if (f.Has("cluster")) {
+    return "--leader-elect needs the Kubernetes API (--kubeconfig or in-cluster), not --cluster";
+  }
+  if (!f.Has("advertise")) {
+    return "--leader-elect needs --advertise HOST:PORT, where the other replicas reach this one "
+           "(the pod IP and the --listen port)";
+  }
+  std::string host;
+  int port = 0;
+  if (!SplitHostPort(f.Value("advertise"), host, port) || host.empty() || host == "0.0.0.0") {
+    return "--advertise must be a reachable HOST:PORT, not " + f.Value("advertise");
+  }
+  out.advertise = f.Value("advertise");
+  out.lease_namespace = f.Value("leader-election-namespace");
+  if (out.lease_namespace.empty()) {  // the service account's namespace, as client-go reads it
+    auto ns = ReadWholeFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
+    if (ns.ok()) out.lease_namespace = ns.value();
+    while (!out.lease_namespace.empty() &&
+           std::isspace(static_cast<unsigned char>(out.lease_namespace.back()))) {
+      out.lease_namespace.pop_back();
+    }
+    if (out.lease_namespace.empty()) {
+      return "--leader-elect outside a pod needs --leader-election-namespace NS";
+    }
+  }
+  out.identity = f.Value("id");
+  if (out.identity.empty()) {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) == 0) out.identity = name;
+    if (out.identity.empty()) return "--leader-elect needs --id NAME (no hostname to default to)";
+  }
+  // client-go's and kube-scheduler's defaults: 15 s, 10 s, 2 s (seconds, fractions allowed).
+  struct Timing {
+    const char* flag;
+    std::chrono::milliseconds& value;
+  };
+  for (Timing t : {Timing{"leader-elect-lease-duration", out.timing.lease_duration},
+                   Timing{"leader-elect-renew-deadline", out.timing.renew_deadline},
+                   Timing{"leader-elect-retry-period", out.timing.retry_period}}) {
+    if (!f.Has(t.flag)) continue;
+    double seconds = 0;
+    try {
+      seconds = std::stod(f.Value(t.flag));
+    } catch (const std::exception&) {
+      seconds = 0;
+    }
+    if (!(seconds > 0 && seconds <= 3600)) {
+      return std::string("--") + t.flag + " must be seconds in (0, 3600], not " + f.Value(t.flag);
+    }
+    t.value = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  }
+  if (!(out.timing.retry_period < out.timing.renew_deadline &&
+        out.timing.renew_deadline < out.timing.lease_duration)) {
+    return "leader election needs retry period < renew deadline < lease duration";
+  }
+  out.tls_cert = f.Value("tls-cert");
+  out.peer_ca = f.Value("peer-ca");
+  if (out.peer_ca.empty()) {  // beside the serving pair, as cert-manager's Secret has it
+    size_t slash = out.tls_cert.rfind('/');
+    out.peer_ca = (slash == std::string::npos ? "" : out.tls_cert.substr(0, slash + 1)) + "ca.crt";
+  }
+  return "";
+}
+
 }  // namespace
 
 int ServeCommand(int argc, char** argv) {
-  Flags f(
-      {"policy", "tls-cert", "tls-key", "client-ca", "listen", "cluster", "kubeconfig", "context",
-       "prometheus", "dcgm-file", "metrics-listen", "log-level", "max-connections", "workers"},
-      {});
+  Flags f({"policy",
+           "tls-cert",
+           "tls-key",
+           "client-ca",
+           "listen",
+           "cluster",
+           "kubeconfig",
+           "context",
+           "prometheus",
+           "dcgm-file",
+           "metrics-listen",
+           "log-level",
+           "max-connections",
+           "workers",
+           "leader-election-namespace",
+           "id",
+           "advertise",
+           "peer-ca",
+           "leader-elect-lease-duration",
+           "leader-elect-renew-deadline",
+           "leader-elect-retry-period"},
+          {"leader-elect"});
   if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("serve", err);
   for (const char* required : {"policy", "tls-cert", "tls-key"}) {
     if (!f.Has(required)) return UsageError("serve", std::string("--") + required + " is required");
@@ -104,6 +192,17 @@ int ServeCommand(int argc, char** argv) {
   }
   if (f.Has("prometheus") && f.Has("dcgm-file")) {
     return UsageError("serve", "--prometheus and --dcgm-file are alternatives; give one");
+  }
+  LeaderRoutingSettings election;
+  if (f.Has("leader-elect")) {
+    if (auto err = ElectionSettings(f, election); !err.empty()) return UsageError("serve", err);
+  } else {
+    for (const char* only :
+         {"leader-election-namespace", "id", "advertise", "peer-ca", "leader-elect-lease-duration",
+          "leader-elect-renew-deadline", "leader-elect-retry-period"}) {
+      if (f.Has(only))
+        return UsageError("serve", std::string("--") + only + " needs --leader-elect");
+    }
   }
   std::string metrics_host;
   int metrics_port = 0;
@@ -195,6 +294,7 @@ int ServeCommand(int argc, char** argv) {
       std::make_shared<const HostToNode>()};
   std::unique_ptr<ClusterFileSource> file_source;
   KubeSource kube_source;
+  std::unique_ptr<LeaderRouting> routing;  // --leader-elect
   if (f.Has("cluster")) {
     file_source = std::make_unique<ClusterFileSource>(f.Value("cluster"), handler, metrics, log,
                                                       exporter_hosts);
@@ -206,6 +306,15 @@ int ServeCommand(int argc, char** argv) {
     auto kube = StartKubeSource(config.value(), clock, log, handler, ledger);
     if (!kube.ok()) return ConfigError(kube.error().message);
     kube_source = std::move(kube).value();
+    if (f.Has("leader-elect")) {
+      auto started = LeaderRouting::Start(election, config.value(), handler, metrics, log);
+      if (!started.ok()) return ConfigError(started.error().message);
+      routing = std::move(started).value();
+      server.value()->SetReviewRoute(
+          [&r = *routing](std::string_view type, std::string_view body, bool forwarded) {
+            return r.Route(type, body, forwarded);
+          });
+    }
   }
 
   std::unique_ptr<GpuMetricsPoller> gpu_metrics;
@@ -264,6 +373,9 @@ int ServeCommand(int argc, char** argv) {
            {{"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}});
   stopping.store(true);
   s.Stop();
+  // The Lease released at once, so another replica leads within its next retry (2 s); reviews
+  // still arriving here are forwarded to it, or decided here until it is known.
+  if (routing) routing->Stop();
   // 8 s: inside the 10 s the issue allows, and inside Kubernetes' 30 s grace period.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
   // 200 ms: a request already being read when the listener closed reaches routing well within it.

@@ -139,6 +139,8 @@ HeadParse ParseRequestHead(std::string_view buffer) {
       connection_keep_alive = connection_keep_alive || ListHas(value, "keep-alive");
     } else if (EqualsIgnoreCase(name, "expect")) {
       head.expect_continue = EqualsIgnoreCase(value, "100-continue");
+    } else if (EqualsIgnoreCase(name, kForwardedHeader)) {
+      head.forwarded = value == "1";
     }
   }
   head.keep_alive = !connection_close && (!http10 || connection_keep_alive);

@@ -27,7 +27,12 @@ struct RequestHead {
   size_t content_length = 0;
   bool keep_alive = true;        // HTTP/1.1 unless "Connection: close"; HTTP/1.0 only on request
   bool expect_continue = false;  // "Expect: 100-continue"
+  bool forwarded = false;        // "Gpuadmit-Forwarded: 1": a review another replica forwarded
 };
+
+// The header a replica adds to a review it forwards to the leader (ReviewForwarder), so that the
+// one receiving it decides it there, leader or not, and never forwards it again.
+inline constexpr std::string_view kForwardedHeader = "Gpuadmit-Forwarded";
 
 struct HeadParse {
   enum State { kIncomplete, kComplete, kBad };

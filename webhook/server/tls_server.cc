@@ -207,6 +207,12 @@ HttpResponse TlsServer::Route(const RequestHead& head, std::string_view body, bo
       return r;
     }
     try {
+      if (review_route_) {
+        if (std::optional<HandlerAnswer> a =
+                review_route_(head.content_type, body, head.forwarded)) {
+          return {a->status, a->content_type, std::move(a->body), {}, false};
+        }
+      }
       HandlerAnswer a = handler_.Handle(head.content_type, body);
       return {a.status, a.content_type, std::move(a.body), {}, false};
     } catch (const std::exception& e) {  // the handler answers its own failures; this is a bug

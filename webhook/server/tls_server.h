@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -92,6 +93,13 @@ class TlsServer : private ConnectionHost {
   std::string CertificateNotAfter() const;  // of the pair presented now
   int64_t CertificateNotAfterUnix() const;  // the same in seconds since the epoch
 
+  // A say on each POST /mutate before the handler: an answer to send instead (the leader's,
+  // forwarded), or nullopt to let the handler decide here. `forwarded`: the request came from
+  // another replica (Gpuadmit-Forwarded: 1). Set before Run.
+  using ReviewRoute = std::function<std::optional<HandlerAnswer>(
+      std::string_view content_type, std::string_view body, bool forwarded)>;
+  void SetReviewRoute(ReviewRoute route) { review_route_ = std::move(route); }
+
  private:
   TlsServer(AdmissionHandler& handler, Metrics& metrics, Logger& log);
   HttpResponse Serve(const RequestHead& head, std::string_view body, bool over_capacity) override;
@@ -101,6 +109,7 @@ class TlsServer : private ConnectionHost {
   void Accept();
 
   AdmissionHandler& handler_;
+  ReviewRoute review_route_;
   Metrics& metrics_;
   Logger& log_;
   std::unique_ptr<ServingCertificate> certificate_;  // before ctx_: the context points here

@@ -46,6 +46,13 @@ constexpr CounterInfo kCounters[] = {
      "their validity); the last good pair stayed."},
     {Counter::kLeaderTransitions, "gpuadmit_leader_transitions_total", "",
      "Times this replica started leading (--leader-elect)."},
+    {Counter::kForwardedAnswered, "gpuadmit_forwarded_reviews_total", R"(outcome="answered")",
+     "Reviews a follower forwarded to the leader (--leader-elect) and answered with its answer."},
+    {Counter::kForwardNoLeader, "gpuadmit_forward_failures_total", R"(reason="no_leader")",
+     "Reviews a follower decided itself, degraded, because no leader was known or the leader did "
+     "not answer in time (--leader-elect)."},
+    {Counter::kForwardLeaderFailed, "gpuadmit_forward_failures_total", R"(reason="leader_failed")",
+     ""},
     {Counter::kSnapshots, "gpuadmit_inventory_snapshots_total", "",
      "Inventory snapshots handed to decisions: one per batch of watch events, relist or cluster "
      "file load."},
@@ -53,13 +60,31 @@ constexpr CounterInfo kCounters[] = {
 
 }  // namespace
 
-void Metrics::ObserveReview(std::chrono::nanoseconds took) {
+void Metrics::Histogram::Observe(std::chrono::nanoseconds took) {
   double seconds = std::chrono::duration<double>(took).count();
   size_t i = 0;
   while (i < kBuckets.size() && seconds > kBuckets[i]) ++i;
-  buckets_[i].fetch_add(1, std::memory_order_relaxed);
-  review_nanos_.fetch_add(static_cast<uint64_t>(took.count()), std::memory_order_relaxed);
+  buckets[i].fetch_add(1, std::memory_order_relaxed);
+  nanos.fetch_add(static_cast<uint64_t>(took.count()), std::memory_order_relaxed);
 }
+
+void Metrics::Histogram::Render(std::string& out, std::string_view name,
+                                std::string_view help) const {
+  out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < kBuckets.size(); ++i) {
+    cumulative += buckets[i].load(std::memory_order_relaxed);
+    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, kBuckets[i], cumulative);
+  }
+  cumulative += buckets[kBuckets.size()].load(std::memory_order_relaxed);
+  out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n", name, cumulative);
+  out += fmt::format("{}_sum {}\n", name, nanos.load(std::memory_order_relaxed) / 1e9);
+  out += fmt::format("{}_count {}\n", name, cumulative);
+}
+
+void Metrics::ObserveReview(std::chrono::nanoseconds took) { reviews_.Observe(took); }
+
+void Metrics::ObserveForward(std::chrono::nanoseconds took) { forwards_.Observe(took); }
 
 std::string Metrics::Render() const {
   std::string out;
@@ -72,18 +97,10 @@ std::string Metrics::Render() const {
     out += c.labels.empty() ? fmt::format("{} {}\n", c.name, Value(c.counter))
                             : fmt::format("{}{{{}}} {}\n", c.name, c.labels, Value(c.counter));
   }
-  constexpr std::string_view kHist = "gpuadmit_review_duration_seconds";
-  out += fmt::format("# HELP {} Time to decode, plan, patch and encode one review.\n", kHist);
-  out += fmt::format("# TYPE {} histogram\n", kHist);
-  uint64_t cumulative = 0;
-  for (size_t i = 0; i < kBuckets.size(); ++i) {
-    cumulative += buckets_[i].load(std::memory_order_relaxed);
-    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", kHist, kBuckets[i], cumulative);
-  }
-  cumulative += buckets_[kBuckets.size()].load(std::memory_order_relaxed);
-  out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n", kHist, cumulative);
-  out += fmt::format("{}_sum {}\n", kHist, review_nanos_.load(std::memory_order_relaxed) / 1e9);
-  out += fmt::format("{}_count {}\n", kHist, cumulative);
+  reviews_.Render(out, "gpuadmit_review_duration_seconds",
+                  "Time to decode, plan, patch and encode one review.");
+  forwards_.Render(out, "gpuadmit_forward_duration_seconds",
+                   "Time from forwarding a review to the leader to its answer (--leader-elect).");
   if (!build_labels_.empty()) {
     out +=
         "# HELP gpuadmit_build_info The version, revision and build date of this binary, and the "

@@ -36,6 +36,9 @@ enum class Counter {
   kCertReloadFailures,     // degraded: changed certificate files were refused; the last stays
   kSnapshots,              // an inventory snapshot was handed to decisions
   kLeaderTransitions,      // --leader-elect: this replica started leading
+  kForwardedAnswered,      // --leader-elect: a review forwarded to the leader, its answer passed on
+  kForwardNoLeader,        // degraded: no leader known; decided here
+  kForwardLeaderFailed,    // degraded: the leader did not answer in time (or refused); decided here
   kCount,
 };
 
@@ -46,6 +49,8 @@ class Metrics {
     return counters_[static_cast<size_t>(c)].load(std::memory_order_relaxed);
   }
   void ObserveReview(std::chrono::nanoseconds took);
+  // A review forwarded to the leader: from sending it to its answer (--leader-elect).
+  void ObserveForward(std::chrono::nanoseconds took);
   std::string Render() const;
 
   // gpuadmit_build_info{LABELS} 1: what this binary is, as `key="value",...` (see
@@ -69,8 +74,14 @@ class Metrics {
 
  private:
   std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::kCount)> counters_{};
-  std::array<std::atomic<uint64_t>, kBuckets.size() + 1> buckets_{};
-  std::atomic<uint64_t> review_nanos_{0};
+  struct Histogram {
+    std::array<std::atomic<uint64_t>, kBuckets.size() + 1> buckets{};
+    std::atomic<uint64_t> nanos{0};
+    void Observe(std::chrono::nanoseconds took);
+    void Render(std::string& out, std::string_view name, std::string_view help) const;
+  };
+  Histogram reviews_;
+  Histogram forwards_;
   std::string build_labels_;
   std::atomic<int64_t> certificate_expiry_{0};  // 0: not set
   std::atomic<int> leader_{0};
