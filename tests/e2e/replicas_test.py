@@ -256,6 +256,11 @@ def run(a):
     ok = all(s == 200 and b"without the leader" in b for s, b in answers)
     check("unreachable leader: r1 answers 200 itself, with a warning", ok,
           repr([(s, b[:200]) for s, b in answers if not (s == 200 and b"without" in b)]))
+    dry = json.loads(E.plain_review)
+    dry["request"]["dryRun"] = True
+    status, body = post(r1, json.dumps(dry).encode())
+    check("dryRun: decided where it arrives, no forwarding, no warning",
+          status == 200 and b"without the leader" not in body, "%d %r" % (status, body[:200]))
     failed = r1.metric('gpuadmit_forward_failures_total{reason="leader_failed"}')
     check("unreachable leader: counted as leader_failed", failed is not None and failed >= 5,
           "counter %r" % failed)
