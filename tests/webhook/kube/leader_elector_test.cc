@@ -49,6 +49,16 @@ struct Replica {
   std::unique_ptr<LeaderElector> elector;
 };
 
+// Polls `done` every 5 ms for at most 10 s; its last answer.
+template <typename Done>
+bool WaitUntil(Done done) {
+  auto deadline = std::chrono::steady_clock::now() + seconds(10);
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  return done();
+}
+
 class LeaderElectorTest : public ::testing::Test {
  protected:
   testing::FakeKubeApiServer api_{kToken};
@@ -130,11 +140,7 @@ TEST_F(LeaderElectorTest, StopReleasesTheLeaseAndAnotherReplicaTakesItAtItsNextR
   fast.lease_duration = seconds(15);  // a takeover well before this can only be the release
   Replica a(api_, clock, log_, metrics_, "a", fast);
   a.elector->Start();
-  auto deadline = std::chrono::steady_clock::now() + seconds(10);
-  while (!a.elector->IsLeader() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  ASSERT_TRUE(a.elector->IsLeader());
+  ASSERT_TRUE(WaitUntil([&] { return a.elector->IsLeader(); }));
   EXPECT_NE(metrics_.Render().find("\ngpuadmit_leader 1\n"), std::string::npos);
 
   Metrics b_metrics;
@@ -148,10 +154,7 @@ TEST_F(LeaderElectorTest, StopReleasesTheLeaseAndAnotherReplicaTakesItAtItsNextR
   a.elector->Stop();
   // Released: nobody holds it (or b already does).
   EXPECT_NE((*api_.Lease("gpuadmit", "gpuadmit"))["spec"]["holderIdentity"], "a");
-  while (!b.elector->IsLeader() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  ASSERT_TRUE(b.elector->IsLeader());
+  ASSERT_TRUE(WaitUntil([&] { return b.elector->IsLeader(); }));
   EXPECT_LT(std::chrono::steady_clock::now() - stopped, seconds(2));
   EXPECT_EQ(metrics_.Value(Counter::kLeaderTransitions), 1u);
   EXPECT_NE(metrics_.Render().find("\ngpuadmit_leader 0\n"), std::string::npos);
@@ -165,16 +168,9 @@ TEST_F(LeaderElectorTest, ALeaderThatCannotRenewWithinTheDeadlineStopsLeading) {
   fast.renew_deadline = milliseconds(200);
   Replica a(api_, clock, log_, metrics_, "a", fast);
   a.elector->Start();
-  auto deadline = std::chrono::steady_clock::now() + seconds(10);
-  while (!a.elector->IsLeader() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  ASSERT_TRUE(a.elector->IsLeader());
+  ASSERT_TRUE(WaitUntil([&] { return a.elector->IsLeader(); }));
   api_.SetOutage(503);
-  while (a.elector->IsLeader() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
-  EXPECT_FALSE(a.elector->IsLeader());
+  EXPECT_TRUE(WaitUntil([&] { return !a.elector->IsLeader(); }));
   api_.SetOutage(0);
   a.elector->Stop();
 }
