@@ -112,6 +112,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
       // Free counts from a watch that has been down for a minute may be far off: deciding on
       // them could send pods where nothing is free. Passing unchanged is what the pod asked for.
       answer.skipped_stale = true;
+      answer.decisions.Mark(DecisionPoint::kReviewSkippedStale);
       answer.trail.push_back("inventory stale: GPU decision skipped");
       warnings.push_back("gpuadmit: the GPU inventory is stale (watch down); " + pod.name +
                          " passes unchanged");
@@ -124,7 +125,11 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
         reserve ? PlanAndReserve(r, at, pod, context, *context.reservations) : Plan(pod, plan);
     answer.trail.insert(answer.trail.end(), d.trail.begin(), d.trail.end());
     warnings.insert(warnings.end(), d.warnings.begin(), d.warnings.end());
-    if (d.deny) return AdmissionOutcome::Deny(403, "gpuadmit: " + *d.deny, std::move(warnings));
+    answer.decisions.Add(std::move(d.tally));
+    if (d.deny) {
+      answer.decisions.Mark(DecisionPoint::kReviewDenied);
+      return AdmissionOutcome::Deny(403, "gpuadmit: " + *d.deny, std::move(warnings));
+    }
     AppendPatch(r.object, at, d, ops);
   }
   if (ops.empty()) return AdmissionOutcome::Allow(std::move(warnings));
@@ -153,8 +158,10 @@ ReviewAnswer ReviewRequest(const AdmissionRequest& r, const ReviewContext& conte
   try {
     outcome = Decide(r, context, answer);
   } catch (const std::exception& e) {
-    // A bug, not bad input: the policy's failure mode answers it.
+    // A bug, not bad input: the policy's failure mode answers it, and nothing planned before
+    // it took effect.
     outcome = AdmissionOutcome::Fail(std::string("internal error: ") + e.what());
+    answer.decisions = DecisionCounts{};
   }
   answer.kind = outcome.kind;
   answer.body = EncodeAdmissionResponse(r, outcome, context.policy.failure_mode);

@@ -16,6 +16,7 @@
 #include "core/inventory/gpu_metrics.h"
 #include "core/inventory/inventory.h"
 #include "core/inventory/reservation_ledger.h"
+#include "core/plan/decision_counts.h"
 #include "core/policy/policy.h"
 #include "core/result.h"
 
@@ -28,6 +29,9 @@ struct ReviewAnswer {
   std::string summary;             // one line for the log: what was decided for which object
   std::vector<std::string> trail;  // the decision trail (--explain, debug logs)
   bool skipped_stale = false;      // a GPU decision was skipped: the inventory is stale
+  // What the stages did, summed over the pod specs planned (each Decision's tally), and the
+  // review's own outcomes: kReviewDenied, kReviewSkippedStale (at most 1 each per review).
+  DecisionCounts decisions;
 };
 
 // What a review reads besides the request body.

@@ -98,12 +98,15 @@ void CheckCount(const PodRequest& pod, const Policy& policy, size_t index, const
       asked == 0 ? action >= GpuCountAction::kFill : action == GpuCountAction::kCorrect;
   const std::string prefix = "gpuadmit: " + pod.name + " " + who;
   if (!change) {
+    d.tally.Mark(DecisionPoint::kRequirementsWarned);
     d.trail.push_back("  asks for " + std::to_string(asked) + " nvidia.com/gpu: warning only");
     d.warnings.push_back(prefix + " asks for " + std::to_string(asked) +
                          " nvidia.com/gpu but its parallelism (" + why + ") needs " +
                          std::to_string(world));
     return;
   }
+  d.tally.Mark(asked == 0 ? DecisionPoint::kRequirementsFilled
+                          : DecisionPoint::kRequirementsCorrected);
   d.counts.push_back({c.name, kGpu, world});
   c.limits[kGpu] = world;
   if (c.requests.contains(kGpu)) c.requests[kGpu] = world;

@@ -208,6 +208,8 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
                         ", falling back");
       d.swaps.push_back({resource, to});
       claim(*node, to, need);
+      d.tally.Mark(DecisionPoint::kMigFallback);
+      d.tally.fallbacks.push_back({wanted->name, step.profile.name});
       if (!fallback_note.empty()) fallback_note += ",";
       fallback_note += wanted->name + "->" + step.profile.name;
       state = std::move(swapped);
@@ -215,6 +217,7 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
       break;
     }
     if (!placed) {
+      d.tally.Mark(DecisionPoint::kMigExhausted);
       std::string why = resource + " is free on no node " + pod.name +
                         " may use, and no smaller MIG profile is either";
       if (floor.value() > 0) {

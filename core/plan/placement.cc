@@ -207,6 +207,7 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
   if (context.explain) Explain(ranking, primary, placement, d);
   std::string what = std::to_string(primary.count) + " " + primary.resource;
   if (!ranking.chosen) {
+    d.tally.Mark(DecisionPoint::kPlacementNone);
     // One warning per problem: an earlier stage that found nothing free has said so already.
     if (d.warnings.empty()) {
       d.warnings.push_back("gpuadmit: " + pod.name + ": no node has " + what +
@@ -217,6 +218,7 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
     if (context.explain) d.trail.push_back("==========================");
     return;
   }
+  d.tally.Mark(DecisionPoint::kPlacementChosen);
   const NodeInventory& node = *ranking.chosen->node;
   const std::string& host = HostnameOf(node);
   NodeSelectorRequirement pin{std::string(kHostnameLabel), "In", {host}, false};

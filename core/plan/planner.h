@@ -31,6 +31,7 @@
 #include "core/inventory/reservation_ledger.h"
 #include "core/kube/requirements.h"
 #include "core/kube/scheduling.h"
+#include "core/plan/decision_counts.h"
 #include "core/policy/policy.h"
 
 namespace gpuadmit {
@@ -99,6 +100,7 @@ struct Decision {
   std::vector<std::string> trail;     // why, step by step, for --explain and debug logs
   std::optional<std::string> deny;    // set when the policy says to refuse the pod
   std::vector<Claim> claims;          // the devices the decision counted on, to reserve
+  DecisionCounts tally;               // what each stage did, for the decision metrics
 
   bool Changes() const {
     return !counts.empty() || !swaps.empty() || !node_selector.empty() || !required.empty() ||

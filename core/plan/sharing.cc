@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 
+#include "core/kube/gpu_equivalents.h"
 #include "core/kube/mig_resource.h"
 #include "core/plan/mig_catalog.h"
 #include "core/plan/sharing_rules.h"
@@ -42,6 +44,7 @@ struct Stage {
 
   // The pod is left as it asked; `why` goes to the trail, and to the warnings when it should.
   void Unchanged(const Choice& choice, const std::string& why) {
+    d.tally.Mark(DecisionPoint::kSharingNotApplied);
     d.trail.push_back("  " + std::string(SharingModeName(choice.mode)) + " not applied: " + why);
     if (choice.warn) {
       d.warnings.push_back("gpuadmit: " + pod.name + " keeps nvidia.com/gpu (" +
@@ -58,13 +61,18 @@ struct Stage {
   }
 
   void Apply(const Choice& choice, const std::string& to, const NodeInventory& node) {
-    const std::string original =
-        std::string(kGpu) + "=" + std::to_string(Get(state.effective, kGpu));
+    const int64_t gpus = Get(state.effective, kGpu);
+    const std::string original = std::string(kGpu) + "=" + std::to_string(gpus);
     d.swaps.push_back({kGpu, to});
     state.Swap(kGpu, to, pod.needs.overhead);
     const int64_t count = Get(state.effective, to);
     d.claims.push_back({node.name(), to, count, node.Free(to)});
     state.mode = choice.mode;
+    d.tally.Mark(DecisionPoint::kSharingApplied);
+    d.tally.MarkMode(choice.mode);
+    const double saved =
+        static_cast<double>(gpus) - GpuEquivalents(to, count, ReplicasPerGpu(*node.facts));
+    if (saved > 0) d.tally.saved_micro_gpus = std::llround(saved * kMicroGpusPerGpu);
     const std::string mode(SharingModeName(choice.mode));
     d.annotations.emplace_back(policy().Annotation("applied-sharing-mode"), mode);
     d.annotations.emplace_back(policy().Annotation("original-request"), original);
@@ -223,8 +231,18 @@ struct Stage {
     return std::nullopt;
   }
 
+  // Seed 002's MIG condition (its decision flow's "GPU=1 && Memory<20GB", training excluded),
+  // counted whether or not MIG is then chosen and free.
+  void CountMigEligible(int64_t gpus) {
+    const int64_t mib = state.gpu_memory_mib;
+    if (gpus != 1 || mib <= 0 || mib >= policy().sharing.mig_below_mib) return;
+    if (Lower(Input("workload-type")) == "training") return;
+    d.tally.mig_eligible = 1;
+  }
+
   void Run() {
     const int64_t gpus = Get(state.effective, kGpu);
+    CountMigEligible(gpus);
     if (!policy().sharing.enabled || state.opted_out || gpus <= 0) return;
     for (const auto& [resource, n] : state.effective) {
       if (resource == kShared || ParseMigResource(resource)) {
@@ -236,6 +254,7 @@ struct Stage {
         sharing == "disabled" || sharing == "false") {
       d.trail.push_back("sharing: " + policy().Annotation("sharing") + " is \"" + sharing +
                         "\": exclusive");
+      d.tally.MarkMode(SharingMode::kExclusive);
       return;
     }
     SharingFacts facts{pod.ns, &pod.labels, Lower(Input("workload-type")), gpus,
@@ -244,7 +263,10 @@ struct Stage {
     if (!choice) return;
     d.trail.push_back("sharing: " + std::string(SharingModeName(choice->mode)) + " (" +
                       choice->why + ")");
-    if (choice->mode == SharingMode::kExclusive) return;
+    if (choice->mode == SharingMode::kExclusive) {
+      d.tally.MarkMode(SharingMode::kExclusive);
+      return;
+    }
     if (std::string why = Disabled(choice->mode); !why.empty()) {
       Unchanged(*choice, why);
       return;

@@ -11,8 +11,8 @@
 #include "core/inventory/cluster_state.h"
 #include "core/inventory/reservation_ledger.h"
 #include "core/json/json_fields.h"
+#include "core/kube/gpu_equivalents.h"
 #include "core/kube/quantity.h"
-#include "core/sim/gpu_equivalents.h"
 #include "core/sim/pending_pods.h"
 #include "core/sim/scheduler_model.h"
 

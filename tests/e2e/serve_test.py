@@ -9,8 +9,9 @@ killed on the way out. Cases:
   1. fixtures: every complete AdmissionReview in tests/fixtures/admission and tests/fixtures/gpu
      answers 200, passes tests/tools/check_patch.py, and equals `gpuadmit review` byte for byte;
   2. seed 003: MIG fallback 2g.20gb -> 1g.10gb on Pod/Deployment/Job/CronJob, idempotent on its
-     own output, a Pod preferring its node, only a reservation annotation and that preference when
-     2g is free, a warning when nothing smaller is free either;
+     own output, counted in gpuadmit_mig_fallbacks_total and gpuadmit_decisions_total by the
+     serving process, a Pod preferring its node, only a reservation annotation and that
+     preference when 2g is free, a warning when nothing smaller is free either;
   3. bad input (tests/fixtures/bad, statuses from its README), 413, 415, charset, still serving;
   4. keep-alive: 20 reviews on one connection;
   5. SIGTERM drain under 16 busy and 8 idle connections: no partial answers, exit 0 in 10 s;
@@ -33,6 +34,8 @@ from checks import check, summary
 MIG2, MIG1 = "nvidia.com/mig-2g.20gb", "nvidia.com/mig-1g.10gb"
 FALLBACK = "gpuadmit.io/fallback"
 RESERVATION = "gpuadmit.io/reservation"
+FALLBACKS_2G_1G = 'gpuadmit_mig_fallbacks_total{from_profile="2g.20gb",to_profile="1g.10gb"}'
+FALLBACK_DECISIONS = 'gpuadmit_decisions_total{stage="mig_fallback",outcome="fallback"}'
 PROCS = []
 A = None  # parsed arguments plus paths, set in main()
 
@@ -188,7 +191,12 @@ def case_fixtures(srv):
 
 
 def case_fallback(exhausted, demo, full):
-    for fx in ("kubectl-pod", "kubectl-deployment", "kubectl-job", "kubectl-cronjob"):
+    # Earlier cases may have fallen back on this server already: the counters must rise by one
+    # per object that falls back here, and not at all for the idempotent second reviews.
+    pairs_before = metric(exhausted, FALLBACKS_2G_1G) or 0
+    decisions_before = metric(exhausted, FALLBACK_DECISIONS)
+    fixtures = ("kubectl-pod", "kubectl-deployment", "kubectl-job", "kubectl-cronjob")
+    for fx in fixtures:
         name = "seed 003 fallback %s" % fx
         review = json.loads(read_fixture("gpu/%s.json" % fx))
         status, body = post(exhausted, review)
@@ -214,6 +222,13 @@ def case_fallback(exhausted, demo, full):
         status, body = post(exhausted, again)
         check(name + ": idempotent", status == 200 and patch_ops(body) is None,
               "status %d, second patch %r" % (status, patch_ops(body) if status == 200 else body))
+    pairs = metric(exhausted, FALLBACKS_2G_1G)
+    check("seed 003: %s rose by %d on the serving process" % (FALLBACKS_2G_1G, len(fixtures)),
+          pairs == pairs_before + len(fixtures), "%r -> %r" % (pairs_before, pairs))
+    decisions = metric(exhausted, FALLBACK_DECISIONS)
+    check("seed 003: %s rose by %d" % (FALLBACK_DECISIONS, len(fixtures)),
+          decisions_before is not None and decisions == decisions_before + len(fixtures),
+          "%r -> %r" % (decisions_before, decisions))
     pod = read_fixture("gpu/kubectl-pod.json")
     status, body = post(demo, pod)
     ops = patch_ops(body) if status == 200 else None

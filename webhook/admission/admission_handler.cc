@@ -1,6 +1,7 @@
 #include "webhook/admission/admission_handler.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <chrono>
 #include <exception>
@@ -29,6 +30,49 @@ Counter CounterFor(AdmissionOutcome::Kind kind, FailureMode mode) {
       return mode == FailureMode::kOpen ? Counter::kReviewsFailOpen : Counter::kReviewsFailClosed;
   }
   return Counter::kReviewsAllowed;
+}
+
+// Whether every entry of a table below was given (a missing one would be Counter{}, the first).
+template <size_t N>
+constexpr bool EveryEntryGiven(const std::array<Counter, N>& table) {
+  return std::none_of(table.begin(), table.end(), [](Counter c) { return c == Counter{}; });
+}
+
+// The counter of each DecisionPoint, in DecisionPoint's order.
+constexpr std::array<Counter, kDecisionPoints> kDecisionCounters = {
+    Counter::kDecisionRequirementsFilled, Counter::kDecisionRequirementsCorrected,
+    Counter::kDecisionRequirementsWarned, Counter::kDecisionSharingApplied,
+    Counter::kDecisionSharingNotApplied,  Counter::kDecisionMigFallback,
+    Counter::kDecisionMigExhausted,       Counter::kDecisionPlacementChosen,
+    Counter::kDecisionPlacementNone,      Counter::kDecisionReviewDenied,
+    Counter::kDecisionReviewSkippedStale,
+};
+static_assert(EveryEntryGiven(kDecisionCounters) &&
+              kDecisionCounters[static_cast<size_t>(DecisionPoint::kReviewSkippedStale)] ==
+                  Counter::kDecisionReviewSkippedStale);
+
+// The counter of each SharingMode, in SharingMode's order.
+constexpr std::array<Counter, kSharingModes> kSharingModeCounters = {
+    Counter::kSharingModeExclusive, Counter::kSharingModeMig, Counter::kSharingModeMps,
+    Counter::kSharingModeTimeSlicing};
+static_assert(EveryEntryGiven(kSharingModeCounters) &&
+              kSharingModeCounters[static_cast<size_t>(SharingMode::kTimeSlicing)] ==
+                  Counter::kSharingModeTimeSlicing);
+
+// Adds what a review's stages decided to the decision metrics: a few relaxed atomic adds, and
+// the fallback pairs' mutex only when a pod fell back.
+void CountDecisions(const DecisionCounts& counts, Metrics& metrics) {
+  for (size_t i = 0; i < kDecisionPoints; ++i) {
+    if (counts.points[i] != 0) metrics.Add(kDecisionCounters[i], counts.points[i]);
+  }
+  for (size_t i = 0; i < kSharingModes; ++i) {
+    if (counts.modes[i] != 0) metrics.Add(kSharingModeCounters[i], counts.modes[i]);
+  }
+  if (counts.mig_eligible != 0) metrics.Add(Counter::kMigEligiblePods, counts.mig_eligible);
+  if (counts.saved_micro_gpus > 0) {
+    metrics.Add(Counter::kGpuSavingsMicro, static_cast<uint64_t>(counts.saved_micro_gpus));
+  }
+  for (const MigFallbackStep& step : counts.fallbacks) metrics.IncMigFallback(step.from, step.to);
 }
 
 constexpr std::string_view OutcomeName(AdmissionOutcome::Kind kind) {
@@ -92,6 +136,7 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
     metrics_.ObserveReview(std::chrono::steady_clock::now() - start);
     ReviewAnswer& a = answer.value();
     metrics_.Inc(CounterFor(a.kind, p.failure_mode));
+    CountDecisions(a.decisions, metrics_);
     if (a.skipped_stale) {
       metrics_.Inc(Counter::kSkippedStale);
       log_.Warn("GPU decision skipped: inventory stale", {{"uid", a.uid}, {"object", a.summary}});

@@ -13,9 +13,11 @@ struct CounterInfo {
   std::string_view name;
   std::string_view labels;
   std::string_view help;
+  uint64_t per_unit = 1;  // the counter's steps per unit of the metric (1e6: millionths)
 };
 
-// The one table of counters. Series sharing a name are rendered under one HELP/TYPE header.
+// The one table of counters. Series sharing a name are rendered under one HELP/TYPE header;
+// every series is rendered from the start, at 0, so rate() sees its first increase.
 constexpr CounterInfo kCounters[] = {
     {Counter::kReviewsAllowed, "gpuadmit_admission_reviews_total", R"(outcome="allow")",
      "AdmissionReviews answered, by outcome."},
@@ -56,7 +58,67 @@ constexpr CounterInfo kCounters[] = {
     {Counter::kSnapshots, "gpuadmit_inventory_snapshots_total", "",
      "Inventory snapshots handed to decisions: one per batch of watch events, relist or cluster "
      "file load."},
+    // The decision metrics: the stages and outcomes of core/plan/decision_counts.h.
+    {Counter::kDecisionRequirementsFilled, "gpuadmit_decisions_total",
+     R"(stage="requirements",outcome="filled")",
+     "Pod specs planned, by what a planning stage did (each at most once per pod spec); the "
+     "review stage counts reviews."},
+    {Counter::kDecisionRequirementsCorrected, "gpuadmit_decisions_total",
+     R"(stage="requirements",outcome="corrected")", ""},
+    {Counter::kDecisionRequirementsWarned, "gpuadmit_decisions_total",
+     R"(stage="requirements",outcome="warned")", ""},
+    {Counter::kDecisionSharingApplied, "gpuadmit_decisions_total",
+     R"(stage="sharing",outcome="applied")", ""},
+    {Counter::kDecisionSharingNotApplied, "gpuadmit_decisions_total",
+     R"(stage="sharing",outcome="not_applied")", ""},
+    {Counter::kDecisionMigFallback, "gpuadmit_decisions_total",
+     R"(stage="mig_fallback",outcome="fallback")", ""},
+    {Counter::kDecisionMigExhausted, "gpuadmit_decisions_total",
+     R"(stage="mig_fallback",outcome="exhausted")", ""},
+    {Counter::kDecisionPlacementChosen, "gpuadmit_decisions_total",
+     R"(stage="placement",outcome="chosen")", ""},
+    {Counter::kDecisionPlacementNone, "gpuadmit_decisions_total",
+     R"(stage="placement",outcome="none")", ""},
+    {Counter::kDecisionReviewDenied, "gpuadmit_decisions_total",
+     R"(stage="review",outcome="denied")", ""},
+    {Counter::kDecisionReviewSkippedStale, "gpuadmit_decisions_total",
+     R"(stage="review",outcome="skipped_stale")", ""},
+    {Counter::kSharingModeExclusive, "gpuadmit_sharing_mode_applied_total", R"(mode="exclusive")",
+     "Pod specs by the sharing mode the sharing stage gave them: exclusive (whole GPUs, as "
+     "decided), or the MIG, MPS or time-slicing it applied."},
+    {Counter::kSharingModeMig, "gpuadmit_sharing_mode_applied_total", R"(mode="mig")", ""},
+    {Counter::kSharingModeMps, "gpuadmit_sharing_mode_applied_total", R"(mode="mps")", ""},
+    {Counter::kSharingModeTimeSlicing, "gpuadmit_sharing_mode_applied_total",
+     R"(mode="time-slicing")", ""},
+    {Counter::kMigEligiblePods, "gpuadmit_mig_eligible_pods_total", "",
+     "Pod specs planned that meet seed 002's MIG condition: one nvidia.com/gpu, a known GPU "
+     "memory need below sharing.migBelow, not training."},
+    {Counter::kGpuSavingsMicro, "gpuadmit_estimated_gpu_savings_total", "",
+     "Estimated whole GPUs not taken because a pod was put on a MIG slice or a shared GPU "
+     "replica: the GPUs it asked for less the GPU equivalents it got.",
+     1'000'000},
 };
+
+constexpr std::string_view kMigFallbacks = "gpuadmit_mig_fallbacks_total";
+constexpr std::string_view kMigFallbacksHelp =
+    "Pods given a smaller MIG profile because the one they asked for was free on no node they "
+    "may use, by the profile asked for and the one given.";
+constexpr std::string_view kOtherProfile = "other";  // pairs beyond kMaxMigFallbackPairs
+
+// A label value as the text format wants it: backslash, double quote and newline escaped.
+std::string LabelValue(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -86,6 +148,34 @@ void Metrics::ObserveReview(std::chrono::nanoseconds took) { reviews_.Observe(to
 
 void Metrics::ObserveForward(std::chrono::nanoseconds took) { forwards_.Observe(took); }
 
+void Metrics::IncMigFallback(std::string_view from, std::string_view to) {
+  auto before = [](const FallbackPair& p, std::pair<std::string_view, std::string_view> key) {
+    return std::pair<std::string_view, std::string_view>(p.from, p.to) < key;
+  };
+  std::lock_guard lock(fallbacks_mutex_);
+  auto at = [&](std::string_view f, std::string_view t) {
+    return std::lower_bound(fallbacks_.begin(), fallbacks_.end(), std::pair(f, t), before);
+  };
+  auto it = at(from, to);
+  if (it == fallbacks_.end() || it->from != from || it->to != to) {
+    if (fallbacks_.size() >= kMaxMigFallbackPairs) {
+      from = to = kOtherProfile;
+      it = at(from, to);
+    }
+    if (it == fallbacks_.end() || it->from != from || it->to != to) {
+      it = fallbacks_.insert(it, FallbackPair{std::string(from), std::string(to)});
+    }
+  }
+  ++it->count;
+}
+
+uint64_t Metrics::MigFallbacks(std::string_view from, std::string_view to) const {
+  std::lock_guard lock(fallbacks_mutex_);
+  auto it = std::find_if(fallbacks_.begin(), fallbacks_.end(),
+                         [&](const FallbackPair& p) { return p.from == from && p.to == to; });
+  return it == fallbacks_.end() ? 0 : it->count;
+}
+
 std::string Metrics::Render() const {
   std::string out;
   std::string_view last_name;
@@ -94,8 +184,22 @@ std::string Metrics::Render() const {
       out += fmt::format("# HELP {} {}\n# TYPE {} counter\n", c.name, c.help, c.name);
       last_name = c.name;
     }
-    out += c.labels.empty() ? fmt::format("{} {}\n", c.name, Value(c.counter))
-                            : fmt::format("{}{{{}}} {}\n", c.name, c.labels, Value(c.counter));
+    uint64_t v = Value(c.counter);
+    std::string value =
+        c.per_unit == 1
+            ? fmt::format("{}", v)
+            : fmt::format("{}", static_cast<double>(v) / static_cast<double>(c.per_unit));
+    out += c.labels.empty() ? fmt::format("{} {}\n", c.name, value)
+                            : fmt::format("{}{{{}}} {}\n", c.name, c.labels, value);
+  }
+  out += fmt::format("# HELP {} {}\n# TYPE {} counter\n", kMigFallbacks, kMigFallbacksHelp,
+                     kMigFallbacks);
+  {
+    std::lock_guard lock(fallbacks_mutex_);
+    for (const FallbackPair& p : fallbacks_) {
+      out += fmt::format("{}{{from_profile=\"{}\",to_profile=\"{}\"}} {}\n", kMigFallbacks,
+                         LabelValue(p.from), LabelValue(p.to), p.count);
+    }
   }
   reviews_.Render(out, "gpuadmit_review_duration_seconds",
                   "Time to decode, plan, patch and encode one review.");

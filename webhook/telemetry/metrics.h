@@ -1,19 +1,25 @@
 // Metrics: every series gpuadmit exports is declared once, in kCounters (metrics.cc), and
-// rendered in the Prometheus text format on GET /metrics.
+// rendered in the Prometheus text format on GET /metrics. The one family whose label values are
+// not known in advance, gpuadmit_mig_fallbacks_total, is declared beside the table.
 //
 //   metrics.Inc(Counter::kReviewsPatched);
 //   metrics.ObserveReview(std::chrono::microseconds(42));
+//   metrics.IncMigFallback("2g.20gb", "1g.10gb");
 //
-// Thread safety: lock-free atomics; every method may be called from any thread.
+// Thread safety: every method may be called from any thread. Counters and histograms are relaxed
+// atomics; the MIG fallback pairs sit behind a mutex, taken only when a pod falls back and when
+// /metrics is rendered.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace gpuadmit {
 
@@ -39,12 +45,35 @@ enum class Counter {
   kForwardedAnswered,      // --leader-elect: a review forwarded to the leader, its answer passed on
   kForwardNoLeader,        // degraded: no leader known; decided here
   kForwardLeaderFailed,    // degraded: the leader did not answer in time (or refused); decided here
+  // gpuadmit_decisions_total{stage,outcome}: what the planning stages did, per pod spec planned
+  // (core/plan/decision_counts.h, DecisionPoint), and per review (kDecisionReview*).
+  kDecisionRequirementsFilled,
+  kDecisionRequirementsCorrected,
+  kDecisionRequirementsWarned,
+  kDecisionSharingApplied,
+  kDecisionSharingNotApplied,
+  kDecisionMigFallback,
+  kDecisionMigExhausted,
+  kDecisionPlacementChosen,
+  kDecisionPlacementNone,
+  kDecisionReviewDenied,
+  kDecisionReviewSkippedStale,
+  // gpuadmit_sharing_mode_applied_total{mode}: the sharing mode a pod spec was given.
+  kSharingModeExclusive,
+  kSharingModeMig,
+  kSharingModeMps,
+  kSharingModeTimeSlicing,
+  kMigEligiblePods,  // seed 002: one GPU, a memory need below sharing.migBelow, not training
+  kGpuSavingsMicro,  // seed 002: estimated whole GPUs not taken, in millionths (shown in GPUs)
   kCount,
 };
 
 class Metrics {
  public:
-  void Inc(Counter c) { counters_[static_cast<size_t>(c)].fetch_add(1, std::memory_order_relaxed); }
+  void Inc(Counter c) { Add(c, 1); }
+  void Add(Counter c, uint64_t n) {
+    counters_[static_cast<size_t>(c)].fetch_add(n, std::memory_order_relaxed);
+  }
   uint64_t Value(Counter c) const {
     return counters_[static_cast<size_t>(c)].load(std::memory_order_relaxed);
   }
@@ -52,6 +81,16 @@ class Metrics {
   // A review forwarded to the leader: from sending it to its answer (--leader-elect).
   void ObserveForward(std::chrono::nanoseconds took);
   std::string Render() const;
+
+  // gpuadmit_mig_fallbacks_total{from_profile,to_profile}: a pod asking for MIG profile `from`
+  // (e.g. "2g.20gb") was given `to` ("1g.10gb"). A series per pair seen, rendered sorted; pairs
+  // beyond kMaxMigFallbackPairs count under from_profile="other",to_profile="other".
+  void IncMigFallback(std::string_view from, std::string_view to);
+  // The count of one pair; 0 when it was never seen.
+  uint64_t MigFallbacks(std::string_view from, std::string_view to) const;
+  // 128: the built-in catalog's seven products have at most 6 profiles each, at most 15 pairs
+  // each and 93 in all even with no name shared; the rest is room for the policy's products.
+  static constexpr size_t kMaxMigFallbackPairs = 128;
 
   // gpuadmit_build_info{LABELS} 1: what this binary is, as `key="value",...` (see
   // BuildInfoLabels in webhook/cli/build_info.h). Set once, before the metrics are served.
@@ -85,6 +124,13 @@ class Metrics {
   std::string build_labels_;
   std::atomic<int64_t> certificate_expiry_{0};  // 0: not set
   std::atomic<int> leader_{0};
+  struct FallbackPair {
+    std::string from;
+    std::string to;
+    uint64_t count = 0;
+  };
+  mutable std::mutex fallbacks_mutex_;
+  std::vector<FallbackPair> fallbacks_;  // sorted by (from, to); guarded by fallbacks_mutex_
 };
 
 // GET /metrics, /healthz or /readyz, as both of serve's listeners (--listen, --metrics-listen)

@@ -83,6 +83,91 @@ TEST_F(AdmissionHandlerTest, ReadyOnlyOncePolicyAndInventoryAreLoaded) {
   EXPECT_TRUE(fresh.Ready());
 }
 
+// Seed 003's demo cluster with every 2g.20gb taken: a 2g.20gb pod falls back to 1g.10gb.
+std::shared_ptr<const InventorySnapshot> Exhausted2g() {
+  json cluster = testing::DemoCluster();
+  testing::AddBoundPods(cluster, "gpu-medium", "nvidia.com/mig-2g.20gb", 7);
+  return std::make_shared<const InventorySnapshot>(testing::SnapshotOf(cluster));
+}
+
+TEST_F(AdmissionHandlerTest, AFallbackCountsItsProfilePairAndItsStages) {
+  handler_.SetSnapshot(Exhausted2g());
+  HandlerAnswer a = handler_.Handle("application/json",
+                                    testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"));
+  ASSERT_EQ(a.status, 200);
+  EXPECT_EQ(metrics_.MigFallbacks("2g.20gb", "1g.10gb"), 1u);
+  EXPECT_EQ(metrics_.Value(Counter::kDecisionMigFallback), 1u);
+  EXPECT_EQ(metrics_.Value(Counter::kDecisionPlacementChosen), 1u);
+  EXPECT_EQ(metrics_.Value(Counter::kDecisionMigExhausted), 0u);
+  std::string text = metrics_.Render();
+  EXPECT_NE(text.find("\ngpuadmit_mig_fallbacks_total{from_profile=\"2g.20gb\","
+                      "to_profile=\"1g.10gb\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("\ngpuadmit_decisions_total{stage=\"mig_fallback\",outcome=\"fallback\"} 1\n"),
+      std::string::npos)
+      << text;
+  // The patched pod, reviewed again, falls back no further.
+  json again = testing::ReadJsonFile("tests/fixtures/gpu/kubectl-pod.json");
+  json& pod = again["request"]["object"];
+  pod = pod.patch(testing::PatchOf(json::parse(a.body)["response"]));
+  ASSERT_EQ(handler_.Handle("application/json", again.dump()).status, 200);
+  EXPECT_EQ(metrics_.MigFallbacks("2g.20gb", "1g.10gb"), 1u);
+  EXPECT_EQ(metrics_.Value(Counter::kDecisionMigFallback), 1u);
+}
+
+TEST_F(AdmissionHandlerTest, ASharingDecisionCountsItsModeEligibilityAndSavings) {
+  json review = testing::ReadJsonFile("tests/fixtures/gpu/kubectl-pod-whole-gpu.json");
+  review["request"]["object"]["spec"]["containers"][0]["args"] = {"vllm serve facebook/opt-125m"};
+  HandlerAnswer a = handler_.Handle("application/json", review.dump());
+  ASSERT_EQ(a.status, 200);
+  EXPECT_EQ(metrics_.Value(Counter::kSharingModeMig), 1u);
+  EXPECT_EQ(metrics_.Value(Counter::kSharingModeExclusive), 0u);
+  EXPECT_EQ(metrics_.Value(Counter::kDecisionSharingApplied), 1u);
+  EXPECT_EQ(metrics_.Value(Counter::kMigEligiblePods), 1u);
+  std::string text = metrics_.Render();
+  EXPECT_NE(text.find("\ngpuadmit_sharing_mode_applied_total{mode=\"mig\"} 1\n"), std::string::npos)
+      << text;
+  // 1g.10gb is 1/7 of a GPU: 6/7 of the whole GPU asked for is not taken.
+  EXPECT_NE(text.find("\ngpuadmit_estimated_gpu_savings_total 0.857143\n"), std::string::npos)
+      << text;
+}
+
+TEST_F(AdmissionHandlerTest, AStaleSkipCountsItsStageAndNoOther) {
+  handler_.SetStalenessCheck([] { return true; });
+  HandlerAnswer a = handler_.Handle("application/json",
+                                    testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"));
+  ASSERT_EQ(a.status, 200);
+  EXPECT_EQ(metrics_.Value(Counter::kSkippedStale), 1u);
+  EXPECT_EQ(metrics_.Value(Counter::kDecisionReviewSkippedStale), 1u);
+  for (Counter c : {Counter::kDecisionMigFallback, Counter::kDecisionPlacementChosen,
+                    Counter::kDecisionPlacementNone, Counter::kDecisionSharingApplied}) {
+    EXPECT_EQ(metrics_.Value(c), 0u) << static_cast<int>(c);
+  }
+  EXPECT_NE(metrics_.Render().find(
+                "\ngpuadmit_decisions_total{stage=\"review\",outcome=\"skipped_stale\"} 1\n"),
+            std::string::npos);
+}
+
+TEST_F(AdmissionHandlerTest, ADenialCountsTheReviewStage) {
+  auto policy = std::make_shared<Policy>();
+  policy->mig.on_exhausted = ExhaustedAction::kDeny;
+  handler_.SetPolicy(policy);
+  json cluster = testing::DemoCluster();
+  testing::AddBoundPods(cluster, "gpu-medium", "nvidia.com/mig-2g.20gb", 7);
+  testing::AddBoundPods(cluster, "gpu-medium", "nvidia.com/mig-1g.10gb", 3);
+  testing::AddBoundPods(cluster, "gpu-small", "nvidia.com/mig-1g.10gb", 22);
+  handler_.SetSnapshot(std::make_shared<const InventorySnapshot>(testing::SnapshotOf(cluster)));
+  HandlerAnswer a = handler_.Handle("application/json",
+                                    testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"));
+  ASSERT_EQ(a.status, 200);
+  EXPECT_EQ(json::parse(a.body)["response"]["allowed"], false);
+  EXPECT_EQ(metrics_.Value(Counter::kReviewsDenied), 1u);
+  EXPECT_EQ(metrics_.Value(Counter::kDecisionReviewDenied), 1u);
+  EXPECT_EQ(metrics_.Value(Counter::kDecisionMigExhausted), 1u);
+}
+
 // The node a whole-GPU pod's answer prefers ("" when it prefers none), and its trail.
 std::pair<std::string, std::vector<std::string>> PreferredNode(AdmissionHandler& handler) {
   HandlerAnswer a = handler.Handle(

@@ -1,8 +1,9 @@
-// GPU equivalents: the one unit simulate measures capacity, demand and allocation in, whatever
-// form a GPU takes. A whole GPU (nvidia.com/gpu) is 1, a MIG instance its compute slices over
-// the 7 of a whole A100/H100/H200 (2g.20gb: 2/7), a time-sliced or MPS replica
-// (nvidia.com/gpu.shared) 1 over the replicas its node makes of each GPU (the label
-// nvidia.com/gpu.replicas, which GPU feature discovery sets; 1 when absent).
+// GPU equivalents: the one unit simulate measures capacity, demand and allocation in, and the
+// sharing stage its estimated savings (core/plan/decision_counts.h), whatever form a GPU takes.
+// A whole GPU (nvidia.com/gpu) is 1, a MIG instance its compute slices over the 7 of a whole
+// A100/H100/H200 (2g.20gb: 2/7), a time-sliced or MPS replica (nvidia.com/gpu.shared) 1 over the
+// replicas its node makes of each GPU (the label nvidia.com/gpu.replicas, which GPU feature
+// discovery sets; 1 when absent).
 //
 //   double g = GpuEquivalents("nvidia.com/mig-2g.20gb", 3, 1);  // 6/7
 //

@@ -1,4 +1,4 @@
-#include "core/sim/gpu_equivalents.h"
+#include "core/kube/gpu_equivalents.h"
 
 #include <charconv>
 
