@@ -30,6 +30,13 @@ int64_t ReservationLedger::Reserved(std::string_view node, std::string_view reso
   return total;
 }
 
+std::vector<Claim> ReservationLedger::Totals() const {
+  std::vector<Claim> out;
+  out.reserve(totals_.size());
+  for (const auto& [key, count] : totals_) out.push_back({key.first, key.second, count, 0});
+  return out;
+}
+
 bool ReservationLedger::Holds(std::string_view key, std::string_view owner) const {
   auto it = entries_.find(key);
   return it != entries_.end() && it->second.owner == owner;

@@ -48,6 +48,9 @@ class Reservations {
   // (except under `key`) + count <= free. All or nothing. False: plan again.
   virtual bool Commit(const std::string& key, const std::string& owner,
                       const std::vector<Claim>& claims) = 0;
+  // Every device reserved now, one Claim per (node, resource) with its count (`free` unused), for
+  // the inventory gauges. A view that cannot list them (a test's fixed counts) returns none.
+  virtual std::vector<Claim> Totals() const { return {}; }
 };
 
 class ReservationLedger {
@@ -67,6 +70,8 @@ class ReservationLedger {
   // Ends every reservation whose TTL has passed; returns how many.
   size_t Expire(TimePoint now);
   size_t size() const { return entries_.size(); }
+  // As Reservations::Totals: O(reserved (node, resource) pairs).
+  std::vector<Claim> Totals() const;
 
  private:
   struct Entry {
@@ -103,6 +108,7 @@ class LedgerReservations final : public Reservations {
     return ledger_.Commit(key, owner, claims,
                           now_ != nullptr ? *now_ : ReservationLedger::TimePoint{});
   }
+  std::vector<Claim> Totals() const override { return ledger_.Totals(); }
 
  private:
   ReservationLedger& ledger_;

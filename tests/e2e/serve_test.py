@@ -482,6 +482,7 @@ def case_metrics_listen(demo):
 
     status, text, _ = plain("GET", "/metrics")
     before = reviews(text)
+    check_inventory_gauges(text, per_node=False)
     check("metrics port: GET /metrics 200 with the review counters", status == 200 and
           before is not None, "%d %r" % (status, text[:300]))
     answer = post(srv, read_fixture("gpu/kubectl-pod.json"))
@@ -519,6 +520,73 @@ def case_metrics_listen(demo):
     except subprocess.TimeoutExpired:
         rc = None
     check("serve --metrics-listen: SIGTERM exits 0 within 10 s", rc == 0, "rc %r" % rc)
+
+
+def gauges_of(text):
+    """{(name, frozenset of label pairs): value} of the inventory gauges in a /metrics text."""
+    out = {}
+    for m in re.finditer(r'^(gpuadmit_(?:cluster_resource_[a-z]+|mig_stranded_slices))'
+                         r'\{([^}]*)\} (\S+)$', text, re.M):
+        labels = frozenset(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
+        out[(m.group(1), labels)] = float(m.group(3))
+    return out
+
+
+def check_inventory_gauges(text, per_node):
+    """Issue 17's inventory gauges for the demo cluster: gpu-small has 28 1g.10gb (6 used),
+    gpu-medium 4 1g.10gb (1 used) and 12 2g.20gb (5 used: the Succeeded finetune holds none);
+    qwen-eval waits for a 2g.20gb, marked Unschedulable, so it is counted on no node, and the free
+    1g.10gb, which it cannot use, are stranded."""
+    got = gauges_of(text)
+    where = " (--metrics-per-node)" if per_node else ""
+    want = {}
+    for resource, values in (("nvidia.com/gpu", (0, 0, 0, 0, 0)),
+                             ("nvidia.com/mig-1g.10gb", (32, 7, 0, 0, 25)),
+                             ("nvidia.com/mig-2g.20gb", (12, 5, 0, 0, 7))):
+        for state, v in zip(("allocatable", "used", "queued", "reserved", "free"), values):
+            want[("gpuadmit_cluster_resource_" + state,
+                  frozenset({("resource", resource)}))] = v
+    want[("gpuadmit_mig_stranded_slices", frozenset({("profile", "1g.10gb")}))] = 25
+    want[("gpuadmit_mig_stranded_slices", frozenset({("profile", "2g.20gb")}))] = 0
+    if per_node:
+        for node, resource, state, v in (
+                ("gpu-medium", "nvidia.com/mig-2g.20gb", "allocatable", 12),
+                ("gpu-medium", "nvidia.com/mig-2g.20gb", "used", 5),
+                ("gpu-medium", "nvidia.com/mig-2g.20gb", "free", 7),
+                ("gpu-medium", "nvidia.com/mig-1g.10gb", "free", 3),
+                ("gpu-small", "nvidia.com/mig-1g.10gb", "used", 6),
+                ("gpu-small", "nvidia.com/mig-1g.10gb", "free", 22)):
+            want[("gpuadmit_cluster_resource_" + state,
+                  frozenset({("node", node), ("resource", resource)}))] = v
+        want[("gpuadmit_mig_stranded_slices",
+              frozenset({("node", "gpu-small"), ("profile", "1g.10gb")}))] = 22
+        want[("gpuadmit_mig_stranded_slices",
+              frozenset({("node", "gpu-medium"), ("profile", "1g.10gb")}))] = 3
+    wrong = {"%s%s" % (k[0], dict(k[1])): (got.get(k), v) for k, v in want.items()
+             if got.get(k) != v}
+    check("/metrics%s: the demo cluster's inventory gauges" % where, not wrong,
+          "(got, want): %r" % wrong)
+    has_node = any(("node" in dict(k[1])) for k in got)
+    check("/metrics%s: per-node series %s" % (where, "present" if per_node else "absent"),
+          has_node == per_node)
+    m = re.search(r"^gpuadmit_inventory_last_update_timestamp_seconds (\d+)$", text, re.M)
+    check("/metrics%s: gpuadmit_inventory_last_update_timestamp_seconds is recent" % where,
+          m is not None and abs(int(m.group(1)) - time.time()) < 120, m and m.group(0))
+
+
+def case_metrics_per_node(demo):
+    """serve --metrics-per-node: the inventory gauges also per node, with a node label."""
+    srv = Server(demo, "metrics-per-node", extra=("--metrics-per-node",))
+    if not check("serve --metrics-per-node: ready", srv.ready, srv.stderr()[-500:]):
+        return
+    conn = srv.conn(5)
+    try:
+        status, body = get(conn, "/metrics")
+    finally:
+        conn.close()
+    check("serve --metrics-per-node: GET /metrics 200", status == 200, status)
+    check_inventory_gauges(body.decode(), per_node=True)
+    srv.proc.kill()
 
 
 class ConfigMapMount:
@@ -764,6 +832,7 @@ def main():
         case_policy_reload(demo)
         case_cli()
         case_metrics_listen(demo)
+        case_metrics_per_node(demo)
         case_inventory()
         case_metrics()
     finally:

@@ -43,10 +43,13 @@ class AdmissionHandler {
       : log_(log), metrics_(metrics), reservations_(reservations) {}
 
   void SetPolicy(std::shared_ptr<const Policy> policy) { policy_.store(std::move(policy)); }
-  void SetSnapshot(std::shared_ptr<const InventorySnapshot> snapshot) {
-    snapshot_.store(std::move(snapshot));
-    metrics_.Inc(Counter::kSnapshots);
-  }
+  // Hands `snapshot` to decisions, and computes its inventory gauges for /metrics
+  // (Metrics::SetInventory: O(nodes), here, once per snapshot, on the publisher's thread).
+  void SetSnapshot(std::shared_ptr<const InventorySnapshot> snapshot);
+
+  // Also export every inventory gauge per node, with a `node` label (serve --metrics-per-node).
+  // Set before the first snapshot.
+  void SetMetricsPerNode(bool per_node) { metrics_per_node_ = per_node; }
 
   // The newest GPU metrics (a GpuMetricsPoller's, node names already mapped); none or empty:
   // every allocatable GPU counts as idle.
@@ -74,8 +77,9 @@ class AdmissionHandler {
   Logger& log_;
   Metrics& metrics_;
   Reservations* reservations_;
-  std::function<bool()> stale_;  // set before serving, read-only after
-  bool explain_ = false;         // likewise
+  std::function<bool()> stale_;    // set before serving, read-only after
+  bool explain_ = false;           // likewise
+  bool metrics_per_node_ = false;  // likewise
   std::atomic<std::shared_ptr<const Policy>> policy_;
   std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;
   std::atomic<std::shared_ptr<const ClusterGpuMetrics>> gpu_metrics_;

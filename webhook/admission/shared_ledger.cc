@@ -11,6 +11,11 @@ int64_t SharedLedger::Reserved(std::string_view node, std::string_view resource,
   return ledger_.Reserved(node, resource, except_key);
 }
 
+std::vector<Claim> SharedLedger::Totals() const {
+  std::shared_lock lock(mu_);
+  return ledger_.Totals();
+}
+
 bool SharedLedger::Holds(std::string_view key, std::string_view owner) const {
   std::shared_lock lock(mu_);
   return ledger_.Holds(key, owner);

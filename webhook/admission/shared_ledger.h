@@ -38,6 +38,7 @@ class SharedLedger final : public Reservations {
   bool Holds(std::string_view key, std::string_view owner) const override;
   bool Commit(const std::string& key, const std::string& owner,
               const std::vector<Claim>& claims) override;
+  std::vector<Claim> Totals() const override;
 
   // Ends the reservations whose pods arrived in the inventory.
   void Release(const std::vector<std::string>& keys);

@@ -14,7 +14,7 @@ constexpr std::string_view kUsage =
 
 Usage:
   gpuadmit serve   --policy FILE --tls-cert FILE --tls-key FILE [--client-ca FILE]
-                   [--listen 0.0.0.0:8443] [--metrics-listen HOST:PORT]
+                   [--listen 0.0.0.0:8443] [--metrics-listen HOST:PORT] [--metrics-per-node]
                    [--cluster FILE | --kubeconfig FILE [--context NAME] | (in-cluster)]
                    [--prometheus URL | --dcgm-file FILE]
                    [--log-level debug|info|warn|error] [--max-connections 1024] [--workers N]
@@ -38,6 +38,7 @@ Usage:
   --cluster FILE      what `kubectl get nodes,pods -A -o json` prints (JSON or YAML); without it
                       serve and inventory watch the API (--kubeconfig, else in-cluster)
   --metrics-listen    plain HTTP for GET /metrics, /healthz and /readyz (they are also on --listen)
+  --metrics-per-node  also export the inventory gauges per node (a `node` label; large clusters)
   --workers N         event loops (default: one per CPU the process may use)
   review              prints exactly what serve answers for the same body; --explain writes the
                       decision trail (the GPU node selection block) to stderr

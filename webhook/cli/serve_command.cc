@@ -182,7 +182,7 @@ int ServeCommand(int argc, char** argv) {
            "leader-elect-lease-duration",
            "leader-elect-renew-deadline",
            "leader-elect-retry-period"},
-          {"leader-elect"});
+          {"leader-elect", "metrics-per-node"});
   if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("serve", err);
   for (const char* required : {"policy", "tls-cert", "tls-key"}) {
     if (!f.Has(required)) return UsageError("serve", std::string("--") + required + " is required");
@@ -248,6 +248,7 @@ int ServeCommand(int argc, char** argv) {
   SteadyClock clock;
   SharedLedger ledger(clock, kDefaultReservationTtl);
   AdmissionHandler handler(log, metrics, &ledger);
+  handler.SetMetricsPerNode(f.Has("metrics-per-node"));
 
   // Block the stop signals in every thread; this one waits for them with sigwait.
   sigset_t stop_signals;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
+#include <memory>
 #include <string_view>
 
 namespace gpuadmit {
@@ -105,6 +107,33 @@ constexpr std::string_view kMigFallbacksHelp =
     "may use, by the profile asked for and the one given.";
 constexpr std::string_view kOtherProfile = "other";  // pairs beyond kMaxMigFallbackPairs
 
+// The inventory gauges, one family per state of a resource (see docs/monitoring.md for why not
+// one family with a `state` label): rendered by Metrics::SetInventory once per snapshot.
+struct ResourceGaugeInfo {
+  std::string_view name;
+  int64_t Metrics::ResourceSeries::*field;
+  std::string_view help;
+};
+constexpr ResourceGaugeInfo kResourceGauges[] = {
+    {"gpuadmit_cluster_resource_allocatable", &Metrics::ResourceSeries::allocatable,
+     "Allocatable count of an extended resource in the last inventory snapshot."},
+    {"gpuadmit_cluster_resource_used", &Metrics::ResourceSeries::used,
+     "Count of an extended resource requested by non-terminal pods bound to nodes."},
+    {"gpuadmit_cluster_resource_queued", &Metrics::ResourceSeries::queued,
+     "Count of an extended resource needed by unbound pods and counted on a node they fit."},
+    {"gpuadmit_cluster_resource_reserved", &Metrics::ResourceSeries::reserved,
+     "Count of an extended resource reserved by admission decisions for pods not yet seen, "
+     "when the snapshot was published."},
+    {"gpuadmit_cluster_resource_free", &Metrics::ResourceSeries::free,
+     "Count of an extended resource a decision may hand out: per node, allocatable less used, "
+     "queued and reserved, never below zero."},
+};
+constexpr std::string_view kStranded = "gpuadmit_mig_stranded_slices";
+constexpr std::string_view kStrandedHelp =
+    "Compute slices of free MIG instances of a profile that no waiting pod can use: while "
+    "unbound MIG pods fit on no node, the free instances of the profiles none of them asks for.";
+constexpr std::string_view kInventoryUpdated = "gpuadmit_inventory_last_update_timestamp_seconds";
+
 // A label value as the text format wants it: backslash, double quote and newline escaped.
 std::string LabelValue(std::string_view v) {
   std::string out;
@@ -121,6 +150,39 @@ std::string LabelValue(std::string_view v) {
 }
 
 }  // namespace
+
+void Metrics::SetInventory(const std::vector<ResourceSeries>& resources,
+                           const std::vector<StrandedSeries>& stranded, int64_t unix_seconds) {
+  auto text = std::make_shared<std::string>();
+  std::string& out = *text;
+  // About 90 bytes a series with a node label: sized once, so 5,000 nodes' series
+  // (--metrics-per-node) do not regrow the string a dozen times.
+  out.reserve(2048 + (resources.size() * 5 + stranded.size()) * 96);
+  auto labels = [](std::string_view node, std::string_view key, std::string_view value) {
+    return node.empty()
+               ? fmt::format("{}=\"{}\"", key, LabelValue(value))
+               : fmt::format("node=\"{}\",{}=\"{}\"", LabelValue(node), key, LabelValue(value));
+  };
+  auto header = [&out](std::string_view name, std::string_view help) {
+    fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
+  };
+  for (const ResourceGaugeInfo& g : kResourceGauges) {
+    header(g.name, g.help);
+    for (const ResourceSeries& r : resources) {
+      fmt::format_to(std::back_inserter(out), "{}{{{}}} {}\n", g.name,
+                     labels(r.node, "resource", r.resource), r.*g.field);
+    }
+  }
+  header(kStranded, kStrandedHelp);
+  for (const StrandedSeries& st : stranded) {
+    fmt::format_to(std::back_inserter(out), "{}{{{}}} {}\n", kStranded,
+                   labels(st.node, "profile", st.profile), st.slices);
+  }
+  header(kInventoryUpdated,
+         "Unix seconds when the last inventory snapshot was handed to decisions.");
+  fmt::format_to(std::back_inserter(out), "{} {}\n", kInventoryUpdated, unix_seconds);
+  inventory_block_.store(std::move(text));
+}
 
 void Metrics::Histogram::Observe(std::chrono::nanoseconds took) {
   double seconds = std::chrono::duration<double>(took).count();
@@ -224,6 +286,7 @@ std::string Metrics::Render() const {
         "# TYPE gpuadmit_certificate_expiry_timestamp_seconds gauge\n";
     out += fmt::format("gpuadmit_certificate_expiry_timestamp_seconds {}\n", expiry);
   }
+  if (auto inventory = inventory_block_.load()) out += *inventory;
   return out;
 }
 

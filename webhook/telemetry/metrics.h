@@ -6,15 +6,20 @@
 //   metrics.ObserveReview(std::chrono::microseconds(42));
 //   metrics.IncMigFallback("2g.20gb", "1g.10gb");
 //
+// The inventory gauges (gpuadmit_cluster_resource_*, gpuadmit_mig_stranded_slices,
+// gpuadmit_inventory_last_update_timestamp_seconds) are rendered once per published snapshot by
+// SetInventory, and /metrics copies that text: a scrape does no work proportional to nodes.
+//
 // Thread safety: every method may be called from any thread. Counters and histograms are relaxed
 // atomics; the MIG fallback pairs sit behind a mutex, taken only when a pod falls back and when
-// /metrics is rendered.
+// /metrics is rendered; the inventory block is swapped whole through an atomic shared_ptr.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -106,6 +111,26 @@ class Metrics {
     certificate_expiry_.store(unix_seconds, std::memory_order_relaxed);
   }
 
+  // One series of each inventory gauge family: a resource's counts, cluster-wide (`node` empty)
+  // or on one node (core/inventory/inventory_gauges.h defines them).
+  struct ResourceSeries {
+    std::string node;
+    std::string resource;
+    int64_t allocatable = 0, used = 0, queued = 0, reserved = 0, free = 0;
+  };
+  struct StrandedSeries {
+    std::string node;  // "": cluster-wide
+    std::string profile;
+    int64_t slices = 0;
+  };
+  // The gauges of the snapshot just handed to decisions, published at `unix_seconds`: renders
+  // gpuadmit_cluster_resource_{allocatable,used,queued,reserved,free}{[node,]resource},
+  // gpuadmit_mig_stranded_slices{[node,]profile} (in the order given) and
+  // gpuadmit_inventory_last_update_timestamp_seconds, and swaps that text in whole. Absent from
+  // /metrics until the first call. Called by the snapshot's publisher, never per scrape.
+  void SetInventory(const std::vector<ResourceSeries>& resources,
+                    const std::vector<StrandedSeries>& stranded, int64_t unix_seconds);
+
   // Review latency buckets in seconds, from 50 us (a review on a small cluster) to 5 s: up to the
   // webhook's timeoutSeconds (5), so a p99 near it (the monitoring overlay's alert) is visible.
   static constexpr std::array<double, 12> kBuckets = {50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3,
@@ -124,6 +149,7 @@ class Metrics {
   std::string build_labels_;
   std::atomic<int64_t> certificate_expiry_{0};  // 0: not set
   std::atomic<int> leader_{0};
+  std::atomic<std::shared_ptr<const std::string>> inventory_block_;  // null until SetInventory
   struct FallbackPair {
     std::string from;
     std::string to;

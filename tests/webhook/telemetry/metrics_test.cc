@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace gpuadmit {
 namespace {
@@ -113,6 +114,53 @@ TEST(Metrics, MigFallbackPairsBeyondTheBoundCountAsOther) {
     ++series;
   }
   EXPECT_EQ(series, Metrics::kMaxMigFallbackPairs + 1);
+}
+
+}  // namespace
+}  // namespace gpuadmit
+
+namespace gpuadmit {
+namespace {
+
+TEST(Metrics, InventoryGaugesAreAbsentUntilASnapshotAndThenRenderedAsSet) {
+  Metrics m;
+  EXPECT_EQ(m.Render().find("gpuadmit_cluster_resource"), std::string::npos);
+  EXPECT_EQ(m.Render().find("gpuadmit_inventory_last_update"), std::string::npos);
+
+  std::vector<Metrics::ResourceSeries> resources = {
+      {"", "nvidia.com/mig-2g.20gb", 12, 5, 1, 2, 4}};
+  std::vector<Metrics::StrandedSeries> stranded = {{"", "1g.10gb", 3}, {"", "2g.20gb", 0}};
+  m.SetInventory(resources, stranded, 1700000000);
+  std::string text = m.Render();
+  for (const char* line : {
+           "# TYPE gpuadmit_cluster_resource_allocatable gauge\n",
+           "gpuadmit_cluster_resource_allocatable{resource=\"nvidia.com/mig-2g.20gb\"} 12\n",
+           "gpuadmit_cluster_resource_used{resource=\"nvidia.com/mig-2g.20gb\"} 5\n",
+           "gpuadmit_cluster_resource_queued{resource=\"nvidia.com/mig-2g.20gb\"} 1\n",
+           "gpuadmit_cluster_resource_reserved{resource=\"nvidia.com/mig-2g.20gb\"} 2\n",
+           "gpuadmit_cluster_resource_free{resource=\"nvidia.com/mig-2g.20gb\"} 4\n",
+           "# TYPE gpuadmit_mig_stranded_slices gauge\n",
+           "gpuadmit_mig_stranded_slices{profile=\"1g.10gb\"} 3\n",
+           "gpuadmit_mig_stranded_slices{profile=\"2g.20gb\"} 0\n",
+           "gpuadmit_inventory_last_update_timestamp_seconds 1700000000\n",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << line;
+  }
+  EXPECT_EQ(text.find("node=\""), std::string::npos);  // no per-node series unless filled
+
+  // A later snapshot replaces the block whole, per-node series included when given.
+  resources.push_back({"gpu-\"a\"", "nvidia.com/mig-2g.20gb", 12, 5, 1, 2, 4});
+  stranded.push_back({"gpu-\"a\"", "2g.20gb", 0});
+  m.SetInventory(resources, stranded, 1700000060);
+  text = m.Render();
+  EXPECT_NE(text.find("gpuadmit_cluster_resource_free{node=\"gpu-\\\"a\\\"\",resource=\"nvidia.com/"
+                      "mig-2g.20gb\"} 4\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("gpuadmit_mig_stranded_slices{node=\"gpu-\\\"a\\\"\",profile=\"2g.20gb\"} 0\n"),
+            std::string::npos);
+  EXPECT_EQ(text.find("1700000000"), std::string::npos);
+  EXPECT_NE(text.find("gpuadmit_inventory_last_update_timestamp_seconds 1700000060\n"),
+            std::string::npos);
 }
 
 }  // namespace
