@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -23,6 +24,16 @@ bool ParseUrl(std::string_view url, Options& o) {
   o.port = std::atoi(std::string(url.substr(colon + 1, slash - colon - 1)).c_str());
   o.path = std::string(url.substr(slash));
   return o.port > 0 && o.port < 65536;
+}
+
+// A request rate in req/s: a decimal number, nothing after it, 0 < rate <= 1e6 (a
+// million a second is far beyond what one client thread can send over TLS).
+bool ParseRate(const char* text, double& rate) {
+  char* end = nullptr;
+  double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(v) || v <= 0 || v > 1e6) return false;
+  rate = v;
+  return true;
 }
 
 }  // namespace
@@ -48,6 +59,8 @@ bool ParseOptions(int argc, char** argv, Options& o) {
       o.duration_s = std::atoi(v);
     } else if (a == "--timeout") {
       o.timeout_s = std::atoi(v);
+    } else if (a == "--rate") {
+      if (!ParseRate(v, o.rate)) return false;
     } else {
       return false;
     }

@@ -1,5 +1,6 @@
 // The command line of gpuadmit_load (load_client.cc): where to send what, over how many
-// connections and threads, for how long.
+// connections and threads, for how long, and whether closed loop (each connection sends again
+// as soon as its answer is read) or open loop (--rate: a fixed schedule of send times).
 //
 //   Options o;
 //   if (!ParseOptions(argc, argv, o)) return 2;  // after printing the usage
@@ -21,10 +22,12 @@ struct Options {
   int warmup_s = 1;
   int duration_s = 10;
   int timeout_s = 2;
+  double rate = 0;  // requests per second in all, open loop; 0: closed loop
 };
 
 // Reads argv into `o`; false for bad usage (an unknown flag, a flag without its value, a URL
-// that is not https://IPv4:PORT/PATH, a count out of range).
+// that is not https://IPv4:PORT/PATH, a count out of range, a rate that is not a number in
+// (0, 1e6]).
 bool ParseOptions(int argc, char** argv, Options& o);
 
 }  // namespace gpuadmit::bench

@@ -20,6 +20,13 @@ interleaved per concurrency (nginx, then gpuadmit), with a warm-up before each
 measured point. Prints req/s, p50/p99/max latency and errors for both and the
 gpuadmit/nginx ratios; the raw JSON lines go to a results file.
 
+With --rate the load is open loop instead (gpuadmit_load --rate): at each rate,
+requests are sent on a fixed schedule whatever the answers do, and each one's
+latency counts from when it was due, so a server stall shows in the latencies
+of every request it delays (a closed loop sends less during a stall and hides
+it). Prints the achieved rate, p50/p99/p99.9/max and errors for both servers
+and the gpuadmit/nginx ratios of p99 and p99.9.
+
 Everything listens on 127.0.0.1 on free ports, in a temporary directory that is
 removed on exit together with every process started here.
 
@@ -28,6 +35,13 @@ Options:
   --quick               3 s per measured point
   --warmup S            warm-up seconds before each point, 0 = none (default 1)
   --conc "LIST"         concurrencies (default "1 8 64 256")
+  --rate "LIST"         open loop instead: these total rates in req/s, e.g.
+                        "1000 5000", each measured on both servers in turn
+                        (implies --client gpuadmit_load; not with --conc)
+  --rate-connections N  connections the open-loop client keeps open (default
+                        64). One carries one request at a time: a request due
+                        while all are busy waits for one, and that wait counts
+                        in its latency
   --only nginx|gpuadmit run one server only
   --gpuadmit PATH       gpuadmit binary (default build/gpuadmit)
   --gpuadmit-arg ARG    extra argument for `gpuadmit serve` (repeatable)
@@ -62,7 +76,11 @@ Options:
 
 wrk runs with -t min(c,N) -c c --latency --timeout 2s (N = --client-threads,
 default 2); gpuadmit_load with the
-same threads, connections and timeout, and counts every non-2xx answer.
+same threads, connections and timeout, and counts every non-2xx answer. With
+--rate: gpuadmit_load --rate R --connections M --threads min(M,N) --timeout 2
+(M = --rate-connections); the request due at t0 + i/R is sent then or as soon
+as a connection is free, and a request not answered within 2 s of its due time
+is a timeout error.
 errors = connect + read + write + timeout socket errors + HTTP errors
 (status >= 400, or any non-2xx with --strict-status).
 Exit status: 0 done, 1 a run failed (server did not start, wrong answer,
@@ -84,6 +102,10 @@ abspath() {
 duration=10
 warmup=1
 concs="1 8 64 256"
+conc_set=0
+rates=""
+rate_connections=64
+client_set=0
 only=""
 gpuadmit_bin="$REPO_ROOT/build/gpuadmit"
 gpuadmit_args=()
@@ -110,7 +132,9 @@ while [[ $# -gt 0 ]]; do
     --duration) need_arg "$@"; duration=$2; shift 2 ;;
     --quick) duration=3; shift ;;
     --warmup) need_arg "$@"; warmup=$2; shift 2 ;;
-    --conc) need_arg "$@"; concs=$2; shift 2 ;;
+    --conc) need_arg "$@"; concs=$2; conc_set=1; shift 2 ;;
+    --rate) need_arg "$@"; rates=$2; shift 2 ;;
+    --rate-connections) need_arg "$@"; rate_connections=$2; shift 2 ;;
     --only) need_arg "$@"; only=$2; shift 2 ;;
     --gpuadmit) need_arg "$@"; gpuadmit_bin=$(abspath "$2"); shift 2 ;;
     --gpuadmit-arg) need_arg "$@"; gpuadmit_args+=("$2"); shift 2 ;;
@@ -125,7 +149,7 @@ while [[ $# -gt 0 ]]; do
     --out) need_arg "$@"; out=$(abspath "$2"); shift 2 ;;
     --keep-tmp) keep_tmp=1; shift ;;
     --strict-status) strict=1; shift ;;
-    --client) need_arg "$@"; client=$2; shift 2 ;;
+    --client) need_arg "$@"; client=$2; client_set=1; shift 2 ;;
     --load-client) need_arg "$@"; load_client=$(abspath "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage_error "unknown option: $1" ;;
@@ -145,6 +169,20 @@ case $client in
   wrk|gpuadmit_load) ;;
   *) usage_error "--client takes wrk or gpuadmit_load" ;;
 esac
+[[ $rate_connections =~ ^[1-9][0-9]*$ ]] || usage_error "--rate-connections wants a whole number > 0"
+mode=closed
+rate_list=()
+if [[ -n $rates ]]; then
+  mode=open
+  read -r -a rate_list <<<"$rates"
+  for r in "${rate_list[@]}"; do
+    [[ $r =~ ^[1-9][0-9]*$ ]] || usage_error "bad rate: $r (whole req/s > 0)"
+  done
+  [[ $conc_set == 0 ]] || usage_error "--rate and --conc exclude each other (open loop keeps --rate-connections open)"
+  [[ $client_set == 0 || $client == gpuadmit_load ]] \
+    || usage_error "--rate needs --client gpuadmit_load (wrk has no open-loop mode)"
+  client=gpuadmit_load
+fi
 case $only in
   ""|nginx|gpuadmit) ;;
   *) usage_error "--only takes nginx or gpuadmit" ;;
@@ -169,7 +207,11 @@ else
 fi
 need_tool curl "apt-get install curl"
 need_tool openssl "apt-get install openssl"
-need_tool python3 "used to pick free ports and to summarise"
+# Debian's python3 when there is one: a version manager's shim first on PATH (pyenv) costs
+# about 0.8 s a call here, and run.sh calls python a dozen times. Only the standard library is used.
+python=python3
+[[ -x /usr/bin/python3 ]] && python=/usr/bin/python3
+need_tool "$python" "used to pick free ports and to summarise"
 if [[ -n $server_cpus || -n $client_cpus ]]; then need_tool taskset "util-linux"; fi
 need_file "$lua" "the wrk script"
 need_file "$body" "request body"
@@ -239,7 +281,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 free_port() {
-  python3 -c 'import socket
+  "$python" -c 'import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
 s.bind(("127.0.0.1", 0))
 print(s.getsockname()[1])
@@ -401,8 +443,8 @@ sanity() {
   conns=$(awk '{printf "%s ", $2}' <<<"$info")
   [[ $codes == "200 200 " ]] || { head -c 600 "$r1" >&2; echo >&2; die "$name: POST $url answered HTTP $codes(want 200 200)"; }
   local uid
-  uid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["request"]["uid"])' "$body")
-  python3 - "$r1" "$uid" "$name" <<'EOF' || die "$name: the answer is not a valid AdmissionReview response"
+  uid=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["request"]["uid"])' "$body")
+  "$python" - "$r1" "$uid" "$name" <<'EOF' || die "$name: the answer is not a valid AdmissionReview response"
 import json, sys
 path, uid, name = sys.argv[1:4]
 try:
@@ -419,20 +461,25 @@ EOF
 }
 
 # ---- one measured point --------------------------------------------------------
-# point SERVER URL CONC -> appends one JSON line to $out and echoes it
+# point SERVER URL CONC [RATE] -> appends one JSON line to $out and echoes it. With RATE, open
+# loop at RATE req/s over CONC connections; the point is named by its rate.
 point() {
-  local server=$1 url=$2 c=$3 threads result key
+  local server=$1 url=$2 c=$3 rate=${4:-} threads result key name
   threads=$((c < client_threads ? c : client_threads))
+  name="c=$c"
+  [[ -n $rate ]] && name="rate=$rate"
   if [[ $client == gpuadmit_load ]]; then
     key=load
+    local rate_args=()
+    [[ -n $rate ]] && rate_args=(--rate "$rate")
     if ! ${client_prefix[@]+"${client_prefix[@]}"} "$load_client" --url "$url" --body "$body" \
       --connections "$c" --threads "$threads" --warmup "$warmup" --duration "$duration" \
-      --timeout 2 >"$workdir/load.out" 2>&1; then
+      --timeout 2 ${rate_args[@]+"${rate_args[@]}"} >"$workdir/load.out" 2>&1; then
       cat "$workdir/load.out" >&2
-      die "gpuadmit_load failed for $server c=$c"
+      die "gpuadmit_load failed for $server $name"
     fi
     result=$(sed -n 's/^LOAD_RESULT //p' "$workdir/load.out" | tail -n 1)
-    [[ -n $result ]] || { cat "$workdir/load.out" >&2; die "gpuadmit_load printed no LOAD_RESULT line for $server c=$c"; }
+    [[ -n $result ]] || { cat "$workdir/load.out" >&2; die "gpuadmit_load printed no LOAD_RESULT line for $server $name"; }
   else
     key=wrk
     if ((warmup > 0)); then
@@ -447,20 +494,27 @@ point() {
     result=$(sed -n 's/^WRK_RESULT //p' "$workdir/wrk.out" | tail -n 1)
     [[ -n $result ]] || { cat "$workdir/wrk.out" >&2; die "wrk printed no WRK_RESULT line for $server c=$c"; }
   fi
-  local line
-  line=$(printf '{"kind":"point","server":"%s","conc":%d,"threads":%d,"duration_s":%d,"warmup_s":%d,"url":"%s","body_bytes":%d,"client":"%s","%s":%s}' \
-    "$server" "$c" "$threads" "$duration" "$warmup" "$url" "$body_bytes" "$client" "$key" "$result")
+  local line rate_fields=""
+  [[ -n $rate ]] && rate_fields=$(printf '"mode":"open","rate":%d,' "$rate")
+  line=$(printf '{"kind":"point","server":"%s",%s"conc":%d,"threads":%d,"duration_s":%d,"warmup_s":%d,"url":"%s","body_bytes":%d,"client":"%s","%s":%s}' \
+    "$server" "$rate_fields" "$c" "$threads" "$duration" "$warmup" "$url" "$body_bytes" "$client" "$key" "$result")
   printf '%s\n' "$line" >>"$out"
-  python3 -c 'import json, sys
+  "$python" -c 'import json, sys
 d = json.loads(sys.argv[1]); w = d.get("wrk") or d["load"]; l = w["latency_us"]
-print("  %-9s c=%-4d %10.0f req/s  p50 %.3f ms  p99 %.3f ms  max %.3f ms  errors %d"
-      % (d["server"], d["conc"], w["rps"], l["p50"] / 1e3, l["p99"] / 1e3, l["max"] / 1e3,
-         w["errors"]["total"]))' \
+if d.get("mode") == "open":
+    print("  %-9s rate=%-5d %8.0f req/s  p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms"
+          "  errors %d  queued %d"
+          % (d["server"], d["rate"], w["rps"], l["p50"] / 1e3, l["p99"] / 1e3, l["p999"] / 1e3,
+             l["max"] / 1e3, w["errors"]["total"], w["queued"]))
+else:
+    print("  %-9s c=%-4d %10.0f req/s  p50 %.3f ms  p99 %.3f ms  max %.3f ms  errors %d"
+          % (d["server"], d["conc"], w["rps"], l["p50"] / 1e3, l["p99"] / 1e3, l["max"] / 1e3,
+             w["errors"]["total"]))' \
     "$line" >&2
 }
 
 # ---- machine / versions ------------------------------------------------------------
-body_bytes=$(python3 -c 'import sys; print(len(open(sys.argv[1],"rb").read().rstrip()))' "$body")
+body_bytes=$("$python" -c 'import sys; print(len(open(sys.argv[1],"rb").read().rstrip()))' "$body")
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 [[ -n $cpu_model ]] || cpu_model=unknown
 ncpu=$(nproc)
@@ -479,24 +533,30 @@ if [[ -n $(git -C "$REPO_ROOT" status --porcelain 2>/dev/null || true) ]]; then 
 
 echo "machine:  $ncpu CPUs, $cpu_model, kernel $(uname -r)"
 echo "versions: ${nginx_version:-nginx not run} | $wrk_version | $openssl_version | gpuadmit @ $git_rev"
-echo "load:     POST $(basename -- "$body") ($body_bytes B), ${duration}s per point + ${warmup}s warm-up, c = ${conc_list[*]}, $client -t min(c,$client_threads) --timeout 2s"
+if [[ $mode == open ]]; then
+  echo "load:     POST $(basename -- "$body") ($body_bytes B), ${duration}s per point + ${warmup}s warm-up, open loop at ${rate_list[*]} req/s, $client --connections $rate_connections --threads $((rate_connections < client_threads ? rate_connections : client_threads)) --timeout 2s"
+else
+  echo "load:     POST $(basename -- "$body") ($body_bytes B), ${duration}s per point + ${warmup}s warm-up, c = ${conc_list[*]}, $client -t min(c,$client_threads) --timeout 2s"
+fi
 [[ -n $server_cpus ]] && echo "pinning:  servers on CPUs $server_cpus"
 [[ -n $client_cpus ]] && echo "pinning:  $client on CPUs $client_cpus"
 
-python3 - "$out" \
+"$python" - "$out" \
   date_utc="$(date -u +%Y-%m-%dT%H:%M:%SZ)" nproc="$ncpu" cpu_model="$cpu_model" kernel="$(uname -r)" \
   nginx="$nginx_version" wrk="$wrk_version" client="$client" openssl="$openssl_version" git="$git_rev" \
   duration_s="$duration" warmup_s="$warmup" conc="${conc_list[*]}" body="$(basename -- "$body")" \
   body_bytes="$body_bytes" server_cpus="$server_cpus" client_cpus="$client_cpus" client_threads="$client_threads" \
-  strict_status="$strict" target_url="$target_url" <<'EOF'
+  strict_status="$strict" target_url="$target_url" mode="$mode" rate="${rate_list[*]}" \
+  rate_connections="$rate_connections" <<'EOF'
 import json, sys
 meta = {"kind": "meta"}
 for arg in sys.argv[2:]:
     k, _, v = arg.partition("=")
     meta[k] = v
-for k in ("nproc", "duration_s", "warmup_s", "body_bytes", "client_threads"):
+for k in ("nproc", "duration_s", "warmup_s", "body_bytes", "client_threads", "rate_connections"):
     meta[k] = int(meta[k])
-meta["conc"] = [int(c) for c in meta["conc"].split()]
+meta["conc"] = [int(c) for c in meta["conc"].split()] if meta["mode"] == "closed" else []
+meta["rate"] = [int(r) for r in meta["rate"].split()]
 with open(sys.argv[1], "a") as f:
     f.write(json.dumps(meta) + "\n")
 EOF
@@ -535,8 +595,22 @@ if [[ $run_gpuadmit == 1 ]]; then
   fi
 fi
 
-# ---- measure: per concurrency nginx then gpuadmit ------------------------------------
-for c in "${conc_list[@]}"; do
+# ---- measure: per concurrency (or rate) nginx then gpuadmit ------------------------------
+for r in ${rate_list[@]+"${rate_list[@]}"}; do
+  if [[ $run_nginx == 1 ]]; then
+    point nginx "$nginx_url" "$rate_connections" "$r"
+    kill -0 "$nginx_pid" 2>/dev/null || { show_log "$workdir/nginx/error.log"; die "nginx exited during rate=$r"; }
+  fi
+  if [[ $run_gpuadmit == 1 ]]; then
+    point gpuadmit "$gpuadmit_url" "$rate_connections" "$r"
+    if [[ $start_gpuadmit == 1 ]] && ! kill -0 "$gpuadmit_pid" 2>/dev/null; then
+      show_log "$workdir/gpuadmit.log"
+      die "gpuadmit exited during rate=$r (partial results in $out)"
+    fi
+  fi
+done
+[[ $mode == open ]] && conc_list=()
+for c in ${conc_list[@]+"${conc_list[@]}"}; do
   if [[ $run_nginx == 1 ]]; then
     point nginx "$nginx_url" "$c"
     kill -0 "$nginx_pid" 2>/dev/null || { show_log "$workdir/nginx/error.log"; die "nginx exited during c=$c"; }
@@ -552,6 +626,6 @@ done
 
 # ---- report -----------------------------------------------------------------------------
 echo
-python3 "$SCRIPT_DIR/summarize.py" "$out"
+"$python" "$SCRIPT_DIR/summarize.py" "$out"
 echo
 echo "raw results: $out"

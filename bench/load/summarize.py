@@ -1,15 +1,65 @@
 #!/usr/bin/env python3
 """Print the result table of a bench/load/run.sh results file (JSON lines).
 
+Closed-loop points (run.sh --conc) print by concurrency with the gpuadmit/nginx ratios of
+throughput, p50 and p99; open-loop points (run.sh --rate) by rate with the achieved rate,
+p50/p99/p99.9/max and the gpuadmit/nginx ratios of p50, p99 and p99.9, against the issue's
+target (p99 and p99.9 within 1.25x of nginx's).
+
 Usage: bench/load/summarize.py RESULTS.jsonl
 """
 import json
 import sys
 
+# Issue 15: gpuadmit's open-loop p99 and p99.9 within 1.25x of nginx's at the same rate.
+OPEN_LOOP_TARGET = 1.25
+
 
 def result(point):
     """The client's figures: wrk's (WRK_RESULT) or gpuadmit_load's (LOAD_RESULT)."""
     return point.get("wrk") or point["load"]
+
+
+def ratio_text(key, g, n):
+    """KEY g/n, to two decimals (two significant digits below 0.1)."""
+    if not n:
+        return f"{key} n/a"
+    r = g / n
+    return f"{key} {r:.2f}" if r >= 0.1 else f"{key} {r:.2g}"
+
+
+def print_open_loop(points):
+    """The table and ratios of open-loop points, by rate."""
+    print(f"{'server':<9} {'rate':>6} {'req/s':>8} {'p50_ms':>8} {'p99_ms':>8} {'p99.9_ms':>9} "
+          f"{'max_ms':>8} {'errors':>7} {'queued':>7}")
+    by = {}
+    for p in points:
+        w = result(p)
+        lat = w["latency_us"]
+        e = w["errors"]
+        by[(p["server"], p["rate"])] = w
+        detail = ""
+        if e["total"]:
+            detail = (f"  (connect {e['connect']} read {e['read']} write {e['write']} "
+                      f"timeout {e['timeout']} non2xx {e['non2xx']})")
+        print(f"{p['server']:<9} {p['rate']:>6} {w['rps']:>8.0f} {lat['p50'] / 1e3:>8.3f} "
+              f"{lat['p99'] / 1e3:>8.3f} {lat['p999'] / 1e3:>9.3f} {lat['max'] / 1e3:>8.3f} "
+              f"{e['total']:>7} {w.get('queued', 0):>7}{detail}")
+    rates = sorted({p["rate"] for p in points})
+    pairs = [r for r in rates if ("nginx", r) in by and ("gpuadmit", r) in by]
+    if not pairs:
+        return
+    print()
+    for label, key in (("p50", "p50"), ("p99", "p99"), ("p99.9", "p999")):
+        print(f"ratio gpuadmit/nginx {label} latency: "
+              + "  ".join(ratio_text(f"rate={r}", by[("gpuadmit", r)]["latency_us"][key],
+                                     by[("nginx", r)]["latency_us"][key]) for r in pairs))
+    verdicts = []
+    for r in pairs:
+        g, n = by[("gpuadmit", r)]["latency_us"], by[("nginx", r)]["latency_us"]
+        met = all(n[k] and g[k] / n[k] <= OPEN_LOOP_TARGET for k in ("p99", "p999"))
+        verdicts.append(f"rate={r} {'met' if met else 'NOT met'}")
+    print(f"target p99 and p99.9 <= {OPEN_LOOP_TARGET}x nginx: " + "  ".join(verdicts))
 
 
 def main() -> int:
@@ -34,6 +84,14 @@ def main() -> int:
     if meta:
         print(f"machine: {meta.get('nproc')} CPUs, {meta.get('cpu_model')}; "
               f"{meta.get('duration_s')} s per point; client {meta.get('client', 'wrk')}")
+    open_points = [p for p in points if p.get("mode") == "open"]
+    points = [p for p in points if p.get("mode") != "open"]
+    if open_points:
+        print_open_loop(open_points)
+        if points:
+            print()
+    if not points:
+        return 0
     print(f"{'server':<9} {'conc':<5} {'req/s':>9} {'p50_ms':>8} {'p99_ms':>8} "
           f"{'max_ms':>8} {'errors':>7}")
     by = {}
@@ -53,11 +111,8 @@ def main() -> int:
     pairs = [c for c in concs if ("nginx", c) in by and ("gpuadmit", c) in by]
     if pairs:
         def ratio(c, get):
-            g, n = get(result(by[("gpuadmit", c)])), get(result(by[("nginx", c)]))
-            if not n:
-                return f"c={c} n/a"
-            r = g / n
-            return f"c={c} {r:.2f}" if r >= 0.1 else f"c={c} {r:.2g}"
+            return ratio_text(f"c={c}", get(result(by[("gpuadmit", c)])),
+                              get(result(by[("nginx", c)])))
         print()
         print("ratio gpuadmit/nginx throughput: "
               + "  ".join(ratio(c, lambda w: w["rps"]) for c in pairs))

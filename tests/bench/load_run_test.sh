@@ -5,8 +5,9 @@
 # Usage: tests/bench/load_run_test.sh GPUADMIT GPUADMIT_LOAD [REPO_ROOT]
 #
 # Checks, one line each: both servers measured at every concurrency with no error, the client
-# threads as asked (--client-threads), the summary printed, bad options refused with exit 2, and
-# nothing left behind (processes or temporary files). Hermetic: loopback, free ports, a private
+# threads as asked (--client-threads), the summary printed; an open-loop run (--rate) whose
+# points carry the open-loop fields with every scheduled request answered and sane latencies;
+# bad options refused with exit 2, and nothing left behind (processes or temporary files). Hermetic: loopback, free ports, a private
 # TMPDIR. Needs wrk, nginx-light, curl, openssl (all in the Makefile's DEBS). Exit status: 0 all
 # passed, 1 a check failed, 77 wrk or nginx is absent (skipped).
 set -uo pipefail
@@ -82,6 +83,72 @@ measure() {
 measure gpuadmit_load gpuadmit_load 1 "1 4"
 measure wrk wrk 2 "4"
 
+# open_points FILE RATE DURATION: the meta line says open loop at RATE; each server has one point
+# at RATE whose client result is open loop, every request of the window scheduled and answered
+# (RATE x DURATION, no error), and latencies in order and under the 2 s timeout.
+open_points() {
+  /usr/bin/python3 - "$@" <<'EOF'
+import json, sys
+path, rate, duration = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+lines = [json.loads(l) for l in open(path)]
+meta = [l for l in lines if l["kind"] == "meta"]
+if len(meta) != 1 or meta[0]["mode"] != "open" or meta[0]["rate"] != [rate]:
+    sys.exit(f"meta line: {meta}")
+points = {l["server"]: l for l in lines if l["kind"] == "point"}
+if sorted(points) != ["gpuadmit", "nginx"]:
+    sys.exit(f"points for {sorted(points)}, want gpuadmit and nginx")
+for server, p in points.items():
+    r = p["load"]
+    lat, lag = r["latency_us"], r["send_lag_us"]
+    if p["mode"] != "open" or p["rate"] != rate or r["mode"] != "open" or r["rate"] != rate:
+        sys.exit(f"{server}: not open loop at {rate}: {p}")
+    want = rate * duration
+    if r["scheduled"] != want or r["requests"] != want or r["errors"]["total"] != 0:
+        sys.exit(f"{server}: {r['scheduled']} scheduled, {r['requests']} answered, errors "
+                 f"{r['errors']}; want {want}, {want}, none")
+    if abs(r["rps"] - rate) > 0.01 * rate:
+        sys.exit(f"{server}: achieved {r['rps']} req/s, want {rate}")
+    if not 0 < lat["p50"] <= lat["p99"] <= lat["p999"] <= lat["max"] < 2000000:
+        sys.exit(f"{server}: latencies out of order or over the timeout: {lat}")
+    if not lag["p50"] <= lag["p99"] <= lag["max"] <= lat["max"] or r["queued"] > want:
+        sys.exit(f"{server}: send lag {lag} or queued {r['queued']} out of bounds")
+EOF
+}
+
+# measure_open RATE DURATION: one open-loop run.sh run on both servers, checked.
+measure_open() {
+  local rate="$1" duration="$2" out="${tmp}/open.jsonl" log="${tmp}/open.log"
+  if ! TMPDIR="${tmp}/t" "${run}" --gpuadmit "${gpuadmit}" --load-client "${load_client}" \
+      --rate "${rate}" --duration "${duration}" --warmup 0 --out "${out}" >"${log}" 2>&1; then
+    fail "open loop: run.sh failed"
+    tail -n 20 "${log}"
+    return
+  fi
+  local why
+  if ! why="$(open_points "${out}" "${rate}" "${duration}" 2>&1)"; then
+    fail "open loop: ${why}"
+    return
+  fi
+  if ! grep -q "^ratio gpuadmit/nginx p99.9 latency: rate=${rate} " "${log}" ||
+      ! grep -q "^target p99 and p99.9 <= 1.25x nginx: rate=${rate} " "${log}"; then
+    fail "open loop: no p99.9 ratio or target line in the summary"
+    tail -n 20 "${log}"
+    return
+  fi
+  pass "open loop: both servers at ${rate} req/s for ${duration} s, every request answered, latencies in order"
+}
+measure_open 200 2
+
+# gpuadmit_load itself refuses a rate that is not a number, with its usage (which names --rate).
+status=0
+message="$("${load_client}" --url https://127.0.0.1:1/mutate --body /dev/null --rate fast 2>&1)" \
+  || status=$?
+if [[ ${status} -eq 2 && ${message} == *"--rate R"* ]]; then
+  pass "gpuadmit_load refused --rate fast with its usage"
+else
+  fail "gpuadmit_load --rate fast: exit ${status}, want 2 and the usage: ${message}"
+fi
+
 # usage ARGS...: run.sh refuses ARGS with exit status 2 and says why.
 usage() {
   local status=0 message
@@ -95,6 +162,10 @@ usage() {
 usage --client-threads 0
 usage --client curl
 usage --conc "8 x"
+usage --rate 0
+usage --rate "1000 5k"
+usage --rate 100 --client wrk
+usage --rate 100 --conc 8
 
 # Everything run.sh started is stopped, and its temporary directory removed.
 left="$(ls -A "${tmp}/t")"
