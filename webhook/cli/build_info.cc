@@ -2,7 +2,8 @@
 
 #include <openssl/crypto.h>
 
-#include "gpuadmit_build_stamp.h"  // generated: GPUADMIT_REVISION, GPUADMIT_BUILD_DATE
+#include "gpuadmit_build_stamp.h"
+#include "webhook/telemetry/metrics.h"  // generated: GPUADMIT_REVISION, GPUADMIT_BUILD_DATE
 
 // The project's version and the libraries' come from CMake (webhook/cli/CMakeLists.txt).
 #ifndef GPUADMIT_VERSION
@@ -19,20 +20,6 @@ constexpr std::string_view kCompiler = "GCC " __VERSION__;
 #else
 constexpr std::string_view kCompiler = "unknown";
 #endif
-
-// A label value of the Prometheus text format: backslash, quote and newline escaped.
-std::string LabelValue(std::string_view v) {
-  std::string out;
-  for (char c : v) {
-    if (c == '\\' || c == '"') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
 
 // "yaml-cpp" -> "yaml_cpp": a label name.
 std::string LabelName(std::string_view library) {
@@ -80,10 +67,11 @@ std::string VersionText() {
 
 std::string BuildInfoLabels() {
   const BuildInfo& b = ThisBuild();
-  std::string out = "version=\"" + LabelValue(b.version) + "\",revision=\"" +
-                    LabelValue(b.revision) + "\",build_date=\"" + LabelValue(b.date) + "\"";
+  std::string out = "version=\"" + PrometheusLabelValue(b.version) + "\",revision=\"" +
+                    PrometheusLabelValue(b.revision) + "\",build_date=\"" +
+                    PrometheusLabelValue(b.date) + "\"";
   for (const auto& [name, version] : LinkedLibraries()) {
-    out += "," + LabelName(name) + "=\"" + LabelValue(version) + "\"";
+    out += "," + LabelName(name) + "=\"" + PrometheusLabelValue(version) + "\"";
   }
   return out;
 }

@@ -134,8 +134,9 @@ constexpr std::string_view kStrandedHelp =
     "unbound MIG pods fit on no node, the free instances of the profiles none of them asks for.";
 constexpr std::string_view kInventoryUpdated = "gpuadmit_inventory_last_update_timestamp_seconds";
 
-// A label value as the text format wants it: backslash, double quote and newline escaped.
-std::string LabelValue(std::string_view v) {
+}  // namespace
+
+std::string PrometheusLabelValue(std::string_view v) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
@@ -149,8 +150,6 @@ std::string LabelValue(std::string_view v) {
   return out;
 }
 
-}  // namespace
-
 void Metrics::SetInventory(const std::vector<ResourceSeries>& resources,
                            const std::vector<StrandedSeries>& stranded, int64_t unix_seconds) {
   auto text = std::make_shared<std::string>();
@@ -159,9 +158,9 @@ void Metrics::SetInventory(const std::vector<ResourceSeries>& resources,
   // (--metrics-per-node) do not regrow the string a dozen times.
   out.reserve(2048 + (resources.size() * 5 + stranded.size()) * 96);
   auto labels = [](std::string_view node, std::string_view key, std::string_view value) {
-    return node.empty()
-               ? fmt::format("{}=\"{}\"", key, LabelValue(value))
-               : fmt::format("node=\"{}\",{}=\"{}\"", LabelValue(node), key, LabelValue(value));
+    return node.empty() ? fmt::format("{}=\"{}\"", key, PrometheusLabelValue(value))
+                        : fmt::format("node=\"{}\",{}=\"{}\"", PrometheusLabelValue(node), key,
+                                      PrometheusLabelValue(value));
   };
   auto header = [&out](std::string_view name, std::string_view help) {
     fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
@@ -260,7 +259,7 @@ std::string Metrics::Render() const {
     std::lock_guard lock(fallbacks_mutex_);
     for (const FallbackPair& p : fallbacks_) {
       out += fmt::format("{}{{from_profile=\"{}\",to_profile=\"{}\"}} {}\n", kMigFallbacks,
-                         LabelValue(p.from), LabelValue(p.to), p.count);
+                         PrometheusLabelValue(p.from), PrometheusLabelValue(p.to), p.count);
     }
   }
   reviews_.Render(out, "gpuadmit_review_duration_seconds",

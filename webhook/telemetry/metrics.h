@@ -168,6 +168,10 @@ struct ProbeAnswer {
 };
 inline constexpr std::array<std::string_view, 3> kProbePaths = {"/metrics", "/healthz", "/readyz"};
 bool IsProbePath(std::string_view path);
+
+// A label value as the Prometheus text format wants it: backslash, double quote and newline
+// escaped.
+std::string PrometheusLabelValue(std::string_view v);
 ProbeAnswer AnswerProbe(std::string_view path, bool ready, const Metrics& metrics);
 
 }  // namespace gpuadmit
