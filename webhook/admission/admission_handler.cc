@@ -110,29 +110,28 @@ HandlerAnswer AdmissionHandler::Reject(int status, Counter counter, std::string 
 }
 
 void AdmissionHandler::SetSnapshot(std::shared_ptr<const InventorySnapshot> snapshot) {
-  if (snapshot != nullptr) {
-    std::vector<Claim> reserved;
-    if (reservations_ != nullptr) reserved = reservations_->Totals();
-    int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-    InventoryGauges gauges = ComputeInventoryGauges(*snapshot, reserved, metrics_per_node_);
-    std::vector<Metrics::ResourceSeries> resources;
-    std::vector<Metrics::StrandedSeries> stranded;
-    auto add = [&](const std::string& node, const auto& by_resource, const auto& by_profile) {
-      for (const auto& [resource, g] : by_resource) {
-        resources.push_back({node, resource, g.allocatable, g.used, g.queued, g.reserved, g.free});
-      }
-      for (const auto& [profile, slices] : by_profile) {
-        stranded.push_back({node, profile, slices});
-      }
-    };
-    add("", gauges.cluster, gauges.stranded_slices);
-    for (const NodeGauges& n : gauges.nodes) add(n.node, n.resources, n.stranded_slices);
-    metrics_.SetInventory(resources, stranded, now);
-  }
+  // Decisions get the snapshot first; the gauges, O(nodes), follow on this thread.
+  std::shared_ptr<const InventorySnapshot> published = snapshot;
   snapshot_.store(std::move(snapshot));
   metrics_.Inc(Counter::kSnapshots);
+  if (published == nullptr) return;
+  std::vector<Claim> reserved;
+  if (reservations_ != nullptr) reserved = reservations_->Totals();
+  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  InventoryGauges gauges = ComputeInventoryGauges(*published, reserved, metrics_per_node_);
+  std::vector<Metrics::ResourceSeries> resources;
+  std::vector<Metrics::StrandedSeries> stranded;
+  auto add = [&](const std::string& node, const auto& by_resource, const auto& by_profile) {
+    for (const auto& [resource, g] : by_resource) {
+      resources.push_back({node, resource, g.allocatable, g.used, g.queued, g.reserved, g.free});
+    }
+    for (const auto& [profile, slices] : by_profile) stranded.push_back({node, profile, slices});
+  };
+  add("", gauges.cluster, gauges.stranded_slices);
+  for (const NodeGauges& n : gauges.nodes) add(n.node, n.resources, n.stranded_slices);
+  metrics_.SetInventory(resources, stranded, now);
 }
 
 HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::string_view body) {

@@ -4,28 +4,26 @@
 
 #include <chrono>
 #include <ctime>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 
+#include "core/json/json_fields.h"
 #include "core/json/json_reader.h"
 
 namespace gpuadmit {
 namespace {
 
-std::string StringAt(const nlohmann::json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-int IntAt(const nlohmann::json& object, const char* key) {
-  auto it = object.find(key);
-  return it != object.end() && it->is_number_integer() ? it->get<int>() : 0;
+// The integer at `path`, or 0 when it is absent or not an integer.
+int IntAt(const nlohmann::json& from, std::initializer_list<std::string_view> path) {
+  const nlohmann::json& v = At(from, path);
+  return v.is_number_integer() ? v.get<int>() : 0;
 }
 
 // "Operation cannot be fulfilled ..." from a Status body, or the body's start.
 std::string StatusMessage(const KubeResponse& r) {
   auto doc = ParseJson(r.body);
   if (doc.ok() && doc.value().is_object()) {
-    std::string message = StringAt(doc.value(), "message");
+    std::string message = StringAt(doc.value(), {"message"});
     if (!message.empty()) return message;
   }
   return r.body.substr(0, 200);
@@ -81,23 +79,15 @@ Result<LeaseLock::Read> LeaseLock::Get() {
   if (!doc.ok()) return Error{"GET " + what + ": " + doc.error().message};
   const nlohmann::json& lease = doc.value();
   if (!lease.is_object()) return Error{"GET " + what + ": not an object"};
-  static const nlohmann::json kEmpty = nlohmann::json::object();
-  const nlohmann::json& metadata = lease.contains("metadata") ? lease["metadata"] : kEmpty;
-  const nlohmann::json& spec =
-      lease.contains("spec") && lease["spec"].is_object() ? lease["spec"] : kEmpty;
   Read read;
   read.found = true;
-  read.version = metadata.is_object() ? StringAt(metadata, "resourceVersion") : "";
-  read.record.holder = StringAt(spec, "holderIdentity");
-  read.record.lease_duration_s = IntAt(spec, "leaseDurationSeconds");
-  read.record.acquire_time = StringAt(spec, "acquireTime");
-  read.record.renew_time = StringAt(spec, "renewTime");
-  read.record.transitions = IntAt(spec, "leaseTransitions");
-  if (metadata.is_object() && metadata.contains("annotations") &&
-      metadata["annotations"].is_object()) {
-    read.record.address =
-        StringAt(metadata["annotations"], std::string(kLeaderAddressAnnotation).c_str());
-  }
+  read.version = StringAt(lease, {"metadata", "resourceVersion"});
+  read.record.holder = StringAt(lease, {"spec", "holderIdentity"});
+  read.record.lease_duration_s = IntAt(lease, {"spec", "leaseDurationSeconds"});
+  read.record.acquire_time = StringAt(lease, {"spec", "acquireTime"});
+  read.record.renew_time = StringAt(lease, {"spec", "renewTime"});
+  read.record.transitions = IntAt(lease, {"spec", "leaseTransitions"});
+  read.record.address = StringAt(lease, {"metadata", "annotations", kLeaderAddressAnnotation});
   return read;
 }
 
