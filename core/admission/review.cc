@@ -16,6 +16,20 @@ namespace {
 
 using nlohmann::json;
 
+// Adds a pod spec's managed resources ("nvidia.com/gpu=1, nvidia.com/mig-1g.10gb=2") to
+// `asked`, "; " after the previous pod spec's.
+void AppendAsked(const ResourceList& effective, std::string& asked) {
+  std::string line;
+  for (const auto& [resource, count] : effective) {
+    if (!IsManagedResource(resource)) continue;
+    if (!line.empty()) line += ", ";
+    line += resource + "=" + std::to_string(count);
+  }
+  if (line.empty()) return;
+  if (!asked.empty()) asked += "; ";
+  asked += line;
+}
+
 // The object's name: the request's, else metadata.name, else metadata.generateName (a Pod
 // created through generateName is admitted before it has a name).
 std::string Name(const AdmissionRequest& r) {
@@ -118,6 +132,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
                          " passes unchanged");
       continue;
     }
+    AppendAsked(pod.needs.effective, answer.asked);
     bool reserve = context.reservations != nullptr && at.is_pod && !r.dry_run;
     PlanContext plan{context.snapshot, policy, context.metrics, context.reservations};
     plan.explain = context.explain;
@@ -126,6 +141,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
     answer.trail.insert(answer.trail.end(), d.trail.begin(), d.trail.end());
     warnings.insert(warnings.end(), d.warnings.begin(), d.warnings.end());
     answer.decisions.Add(std::move(d.tally));
+    if (!d.node.empty()) answer.node += (answer.node.empty() ? "" : "; ") + d.node;
     if (d.deny) {
       answer.decisions.Mark(DecisionPoint::kReviewDenied);
       return AdmissionOutcome::Deny(403, "gpuadmit: " + *d.deny, std::move(warnings));
@@ -164,6 +180,7 @@ ReviewAnswer ReviewRequest(const AdmissionRequest& r, const ReviewContext& conte
     answer.decisions = DecisionCounts{};
   }
   answer.kind = outcome.kind;
+  answer.warnings = outcome.warnings;
   answer.body = EncodeAdmissionResponse(r, outcome, context.policy.failure_mode);
   return answer;
 }

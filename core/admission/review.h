@@ -32,6 +32,10 @@ struct ReviewAnswer {
   // What the stages did, summed over the pod specs planned (each Decision's tally), and the
   // review's own outcomes: kReviewDenied, kReviewSkippedStale (at most 1 each per review).
   DecisionCounts decisions;
+  // For the status page's recent decisions, one entry per pod spec planned, "; " between:
+  std::string asked;                  // the managed resources it asked for, "nvidia.com/gpu=1"
+  std::string node;                   // the node placement chose ("" when none)
+  std::vector<std::string> warnings;  // the AdmissionResponse's warnings
 };
 
 // What a review reads besides the request body.

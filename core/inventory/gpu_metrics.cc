@@ -42,16 +42,17 @@ void AssignIfPresent(std::string& field, std::string_view value) {
   if (!value.empty()) field.assign(value);
 }
 
-template <typename Points, typename Member>
-std::optional<WindowStats> StatsOf(const Points& points, Member member) {
+template <typename Member>
+std::optional<WindowStats> StatsOf(const std::vector<WindowPoint>& points, Member member) {
   WindowStats stats;
   double sum = 0;
-  for (const auto& point : points) {
-    const std::optional<double>& value = point.*member;
-    if (!value) continue;
-    stats.min = stats.count == 0 ? *value : std::min(stats.min, *value);
-    stats.max = stats.count == 0 ? *value : std::max(stats.max, *value);
-    sum += *value;
+  for (const WindowPoint& point : points) {
+    const std::optional<float>& reported = point.*member;
+    if (!reported) continue;
+    double value = *reported;
+    stats.min = stats.count == 0 ? value : std::min(stats.min, value);
+    stats.max = stats.count == 0 ? value : std::max(stats.max, value);
+    sum += value;
     ++stats.count;
   }
   if (stats.count == 0) return std::nullopt;
@@ -199,24 +200,57 @@ ClusterGpuMetrics RenameNodes(const ClusterGpuMetrics& metrics,
   return ClusterGpuMetrics(std::move(nodes), metrics.observed_at(), metrics.unattributed_series());
 }
 
+bool GpuMetrics::operator==(const GpuMetrics& other) const {
+  auto points = [](const WindowPoints& p) { return p ? *p : std::vector<WindowPoint>{}; };
+  return latest == other.latest && latest_at == other.latest_at &&
+         utilization_percent == other.utilization_percent && fb_used_mib == other.fb_used_mib &&
+         temperature_c == other.temperature_c && power_w == other.power_w &&
+         points(window) == points(other.window);
+}
+
 void GpuMetricsHistory::Add(const GpuReading& reading, MetricsTime at) {
   at = std::max(at, newest_);
   newest_ = at;
   unattributed_series_ = reading.unattributed_series;
+  const MetricsTime oldest_kept = at - options_.span;
+  const size_t max_points = std::max<size_t>(options_.max_points, 1);
+  // The points of `old` still in the window, keeping room for `keep_room` more under the cap.
+  auto kept = [&](const WindowPoints& old, size_t keep_room) {
+    std::vector<WindowPoint> points;
+    if (old == nullptr) return points;
+    auto first = std::find_if(old->begin(), old->end(),
+                              [&](const WindowPoint& p) { return p.at >= oldest_kept; });
+    size_t left = static_cast<size_t>(old->end() - first);
+    if (left + keep_room > max_points)
+      first += static_cast<ptrdiff_t>(left + keep_room - max_points);
+    points.reserve(static_cast<size_t>(old->end() - first) + keep_room);
+    points.assign(first, old->end());
+    return points;
+  };
+  auto as_float = [](const std::optional<double>& v) -> std::optional<float> {
+    if (!v) return std::nullopt;
+    return static_cast<float>(*v);
+  };
   for (const GpuSample& gpu : reading.gpus) {
     Series& series = series_[{gpu.node, gpu.gpu, gpu.mig_instance}];
     series.latest = gpu;
     series.latest_at = at;
-    series.points.push_back({at, gpu.utilization_percent, gpu.fb_used_mib});
-    while (series.points.size() > std::max<size_t>(options_.max_points, 1)) {
-      series.points.pop_front();
-    }
+    std::vector<WindowPoint> points = kept(series.points, 1);
+    points.push_back({at, as_float(gpu.utilization_percent), as_float(gpu.fb_used_mib),
+                      as_float(gpu.temperature_c), as_float(gpu.power_w)});
+    series.points = std::make_shared<const std::vector<WindowPoint>>(std::move(points));
   }
-  const MetricsTime oldest_kept = at - options_.span;
   for (auto it = series_.begin(); it != series_.end();) {
-    std::deque<Point>& points = it->second.points;
-    while (!points.empty() && points.front().at < oldest_kept) points.pop_front();
-    it = points.empty() ? series_.erase(it) : std::next(it);
+    const WindowPoints& points = it->second.points;
+    if (points->front().at < oldest_kept) {  // only devices this reading did not report
+      std::vector<WindowPoint> left = kept(points, 0);
+      if (left.empty()) {
+        it = series_.erase(it);
+        continue;
+      }
+      it->second.points = std::make_shared<const std::vector<WindowPoint>>(std::move(left));
+    }
+    ++it;
   }
 }
 
@@ -229,8 +263,11 @@ ClusterGpuMetrics GpuMetricsHistory::Publish() const {
     nodes.back().gpus.push_back(GpuMetrics{
         .latest = series.latest,
         .latest_at = series.latest_at,
-        .utilization_percent = StatsOf(series.points, &Point::utilization_percent),
-        .fb_used_mib = StatsOf(series.points, &Point::fb_used_mib),
+        .utilization_percent = StatsOf(*series.points, &WindowPoint::utilization_percent),
+        .fb_used_mib = StatsOf(*series.points, &WindowPoint::fb_used_mib),
+        .temperature_c = StatsOf(*series.points, &WindowPoint::temperature_c),
+        .power_w = StatsOf(*series.points, &WindowPoint::power_w),
+        .window = series.points,
     });
   }
   return ClusterGpuMetrics(std::move(nodes), newest_, unattributed_series_);

@@ -24,8 +24,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -106,13 +106,31 @@ struct WindowStats {
   bool operator==(const WindowStats&) const = default;
 };
 
+// One reading of a device in the window: what the status page's charts draw.
+struct WindowPoint {
+  MetricsTime at;
+  std::optional<float> utilization_percent;
+  std::optional<float> fb_used_mib;
+  std::optional<float> temperature_c;
+  std::optional<float> power_w;
+
+  bool operator==(const WindowPoint&) const = default;
+};
+using WindowPoints = std::shared_ptr<const std::vector<WindowPoint>>;
+
 struct GpuMetrics {
   GpuSample latest;
   MetricsTime latest_at;
   std::optional<WindowStats> utilization_percent;  // over the window; nullopt without data
   std::optional<WindowStats> fb_used_mib;
+  std::optional<WindowStats> temperature_c;
+  std::optional<WindowStats> power_w;
+  // The points the window holds, oldest first; shared with the history that published them
+  // (never null once published).
+  WindowPoints window;
 
-  bool operator==(const GpuMetrics&) const = default;
+  // Equal values and equal window points (not the same pointer).
+  bool operator==(const GpuMetrics& other) const;
 };
 
 struct NodeGpuMetrics {
@@ -174,15 +192,12 @@ class GpuMetricsHistory {
   size_t device_count() const { return series_.size(); }
 
  private:
-  struct Point {
-    MetricsTime at;
-    std::optional<double> utilization_percent;
-    std::optional<double> fb_used_mib;
-  };
   struct Series {
     GpuSample latest;
     MetricsTime latest_at;
-    std::deque<Point> points;  // oldest first
+    // Oldest first. Replaced, never changed, once published: Publish shares it, so a window is
+    // held once however many ClusterGpuMetrics point at it.
+    WindowPoints points;
   };
   using DeviceKey = std::tuple<std::string, int, int>;  // node, gpu, mig_instance
 

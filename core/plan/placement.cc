@@ -221,6 +221,7 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
   d.tally.Mark(DecisionPoint::kPlacementChosen);
   const NodeInventory& node = *ranking.chosen->node;
   const std::string& host = HostnameOf(node);
+  d.node = node.name();
   NodeSelectorRequirement pin{std::string(kHostnameLabel), "In", {host}, false};
   bool required = placement.affinity == AffinityMode::kRequired;
   if (required) {

@@ -101,6 +101,7 @@ struct Decision {
   std::optional<std::string> deny;    // set when the policy says to refuse the pod
   std::vector<Claim> claims;          // the devices the decision counted on, to reserve
   DecisionCounts tally;               // what each stage did, for the decision metrics
+  std::string node;                   // the node placement chose; "" when none
 
   bool Changes() const {
     return !counts.empty() || !swaps.empty() || !node_selector.empty() || !required.empty() ||

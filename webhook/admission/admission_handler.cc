@@ -10,6 +10,7 @@
 #include "core/admission/admission.h"
 #include "core/admission/review.h"
 #include "core/inventory/inventory_gauges.h"
+#include "core/plan/sharing_rules.h"
 
 namespace gpuadmit {
 namespace {
@@ -90,6 +91,48 @@ constexpr std::string_view OutcomeName(AdmissionOutcome::Kind kind) {
   return "";
 }
 
+int64_t NowUnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+ReviewOutcome OutcomeOf(AdmissionOutcome::Kind kind, FailureMode mode) {
+  switch (kind) {
+    case AdmissionOutcome::Kind::kAllow:
+      return ReviewOutcome::kAllowed;
+    case AdmissionOutcome::Kind::kPatch:
+      return ReviewOutcome::kPatched;
+    case AdmissionOutcome::Kind::kDeny:
+      return ReviewOutcome::kDenied;
+    case AdmissionOutcome::Kind::kError:
+      break;
+  }
+  return mode == FailureMode::kOpen ? ReviewOutcome::kFailOpen : ReviewOutcome::kFailClosed;
+}
+
+// The status page's record of one review: copies of its strings (the answer keeps its own).
+DecisionRecord RecordOf(const ReviewAnswer& a, FailureMode mode) {
+  DecisionRecord r{.at_unix_ms = NowUnixMs(),
+                   .uid = a.uid,
+                   .object = a.summary,
+                   .outcome = OutcomeOf(a.kind, mode),
+                   .asked = a.asked,
+                   .node = a.node,
+                   .warnings = a.warnings,
+                   .trail = a.trail};
+  for (const MigFallbackStep& step : a.decisions.fallbacks) {
+    if (!r.fallback.empty()) r.fallback += "; ";
+    r.fallback += step.from + " -> " + step.to;
+  }
+  for (size_t i = kSharingModes; i-- > 0;) {  // the most shared mode a pod spec was given
+    if (a.decisions.modes[i] == 0) continue;
+    r.sharing_mode = SharingModeName(static_cast<SharingMode>(i));
+    break;
+  }
+  return r;
+}
+
 }  // namespace
 
 bool IsJsonContentType(std::string_view content_type) {
@@ -113,13 +156,12 @@ void AdmissionHandler::SetSnapshot(std::shared_ptr<const InventorySnapshot> snap
   // Decisions get the snapshot first; the gauges, O(nodes), follow on this thread.
   std::shared_ptr<const InventorySnapshot> published = snapshot;
   snapshot_.store(std::move(snapshot));
+  int64_t now_ms = NowUnixMs();
+  snapshot_at_ms_.store(now_ms, std::memory_order_relaxed);
   metrics_.Inc(Counter::kSnapshots);
   if (published == nullptr) return;
   std::vector<Claim> reserved;
   if (reservations_ != nullptr) reserved = reservations_->Totals();
-  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
   InventoryGauges gauges = ComputeInventoryGauges(*published, reserved, metrics_per_node_);
   std::vector<Metrics::ResourceSeries> resources;
   std::vector<Metrics::StrandedSeries> stranded;
@@ -131,7 +173,7 @@ void AdmissionHandler::SetSnapshot(std::shared_ptr<const InventorySnapshot> snap
   };
   add("", gauges.cluster, gauges.stranded_slices);
   for (const NodeGauges& n : gauges.nodes) add(n.node, n.resources, n.stranded_slices);
-  metrics_.SetInventory(resources, stranded, now);
+  metrics_.SetInventory(resources, stranded, now_ms / 1000);
 }
 
 HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::string_view body) {
@@ -163,6 +205,7 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
     ReviewAnswer& a = answer.value();
     metrics_.Inc(CounterFor(a.kind, p.failure_mode));
     CountDecisions(a.decisions, metrics_);
+    decision_log_.Record(RecordOf(a, p.failure_mode));
     if (a.skipped_stale) {
       metrics_.Inc(Counter::kSkippedStale);
       log_.Warn("GPU decision skipped: inventory stale", {{"uid", a.uid}, {"object", a.summary}});
@@ -190,6 +233,10 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
     auto request = DecodeAdmissionReview(body);
     if (!request.ok()) return {500, ErrorBody("internal error")};
     metrics_.Inc(CounterFor(AdmissionOutcome::Kind::kError, p.failure_mode));
+    decision_log_.Record({.at_unix_ms = NowUnixMs(),
+                          .uid = request.value().uid,
+                          .outcome = OutcomeOf(AdmissionOutcome::Kind::kError, p.failure_mode),
+                          .trail = {std::string("internal error: ") + e.what()}});
     return {200,
             EncodeAdmissionResponse(
                 request.value(), AdmissionOutcome::Fail(std::string("internal error: ") + e.what()),

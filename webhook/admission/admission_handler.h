@@ -6,8 +6,11 @@
 //   handler.SetPolicy(policy); handler.SetSnapshot(snapshot);
 //   HandlerAnswer a = handler.Handle("application/json", body);  // a.status, a.body
 //
-// Thread safety: Handle, Set* and Ready may be called concurrently from any thread. The
-// snapshot, policy and GPU metrics are swapped whole; a request keeps what it loaded.
+// Every review answered is kept in a DecisionLog (the last 200, and outcomes per minute) for the
+// status page.
+//
+// Thread safety: Handle, Set*, Ready and the getters may be called concurrently from any thread.
+// The snapshot, policy and GPU metrics are swapped whole; a request keeps what it loaded.
 #pragma once
 
 #include <atomic>
@@ -21,6 +24,7 @@
 #include "core/inventory/inventory.h"
 #include "core/inventory/reservation_ledger.h"
 #include "core/policy/policy.h"
+#include "webhook/admission/decision_log.h"
 #include "webhook/telemetry/log.h"
 #include "webhook/telemetry/metrics.h"
 
@@ -67,6 +71,14 @@ class AdmissionHandler {
   // Ready once a policy and a snapshot are loaded.
   bool Ready() const { return policy_.load() != nullptr && snapshot_.load() != nullptr; }
 
+  // What the status page reads: the loaded policy, snapshot and GPU metrics (null before the
+  // first), when the snapshot was handed over (ms since the epoch; 0 before), the recent reviews.
+  std::shared_ptr<const Policy> policy() const { return policy_.load(); }
+  std::shared_ptr<const InventorySnapshot> snapshot() const { return snapshot_.load(); }
+  std::shared_ptr<const ClusterGpuMetrics> gpu_metrics() const { return gpu_metrics_.load(); }
+  int64_t snapshot_at_unix_ms() const { return snapshot_at_ms_.load(std::memory_order_relaxed); }
+  const DecisionLog& decision_log() const { return decision_log_; }
+
   // Answers one POST /mutate. 400: empty or undecodable body; 413: body over kMaxReviewBody;
   // 415: content type not application/json; 200: an AdmissionReview answer.
   HandlerAnswer Handle(std::string_view content_type, std::string_view body);
@@ -83,6 +95,8 @@ class AdmissionHandler {
   std::atomic<std::shared_ptr<const Policy>> policy_;
   std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;
   std::atomic<std::shared_ptr<const ClusterGpuMetrics>> gpu_metrics_;
+  std::atomic<int64_t> snapshot_at_ms_{0};
+  DecisionLog decision_log_;
 };
 
 // True for "application/json", with any parameters ("; charset=utf-8") and in any case.

@@ -242,6 +242,33 @@ TEST(GpuMetricsHistory, KeepsAtMostMaxPointsPerDevice) {
   EXPECT_EQ(gpu.utilization_percent, (WindowStats{.min = 3, .max = 4, .mean = 3.5, .count = 2}));
 }
 
+TEST(GpuMetricsHistory, PublishesTemperatureAndPowerStatsAndTheWindowsPoints) {
+  GpuMetricsHistory history({.span = minutes(5), .max_points = 3});
+  MetricsTime t0{};
+  for (int i = 0; i < 4; ++i) {
+    GpuReading r = OneGpu("n", 10 * i, std::nullopt);
+    r.gpus[0].temperature_c = 40 + i;
+    r.gpus[0].power_w = 100 + 10 * i;
+    history.Add(r, t0 + seconds(15 * i));
+  }
+  ClusterGpuMetrics published = history.Publish();
+  const GpuMetrics& gpu = published.nodes()[0].gpus[0];
+  // The cap of three points drops the first reading.
+  EXPECT_EQ(gpu.temperature_c, (WindowStats{.min = 41, .max = 43, .mean = 42, .count = 3}));
+  EXPECT_EQ(gpu.power_w, (WindowStats{.min = 110, .max = 130, .mean = 120, .count = 3}));
+  ASSERT_NE(gpu.window, nullptr);
+  ASSERT_EQ(gpu.window->size(), 3u);
+  EXPECT_EQ(gpu.window->front().at, t0 + seconds(15));
+  EXPECT_EQ(gpu.window->back().utilization_percent, 30.0f);
+  EXPECT_FALSE(gpu.window->back().fb_used_mib.has_value());
+  // A second publication shares the window rather than copying it.
+  EXPECT_EQ(history.Publish().nodes()[0].gpus[0].window.get(), gpu.window.get());
+  // The next reading replaces the window; the one published before is unchanged.
+  history.Add(OneGpu("n", 99, 1), t0 + seconds(60));
+  EXPECT_EQ(gpu.window->back().utilization_percent, 30.0f);
+  EXPECT_EQ(history.Publish().nodes()[0].gpus[0].window->back().utilization_percent, 99.0f);
+}
+
 TEST(IdleGpuCount, NodeWithoutMetricsCountsAllAllocatableGpusIdle) {
   EXPECT_EQ(IdleGpuCount(nullptr, 8), 8);
   EXPECT_EQ(IdleGpuCount(nullptr, 0), 0);

@@ -215,3 +215,38 @@ TEST(AdmissionHandlerGpuMetrics, PlacementReadsTheMetricsSetLast) {
 
 }  // namespace
 }  // namespace gpuadmit
+
+namespace gpuadmit {
+namespace {
+
+TEST(AdmissionHandlerDecisionLog, EachReviewIsRecordedWithWhatItAskedAndWhereItWent) {
+  Logger log(LogLevel::kError);
+  Metrics metrics;
+  AdmissionHandler handler(log, metrics);
+  EXPECT_EQ(handler.snapshot_at_unix_ms(), 0);
+  handler.SetPolicy(std::make_shared<const Policy>());
+  handler.SetSnapshot(
+      std::make_shared<const InventorySnapshot>(testing::SnapshotOf(testing::DemoCluster())));
+  EXPECT_GT(handler.snapshot_at_unix_ms(), 0);
+  HandlerAnswer a = handler.Handle("application/json",
+                                   testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"));
+  ASSERT_EQ(a.status, 200);
+  handler.Handle("application/json", "{");  // a 400 is not a review: not recorded
+  std::vector<DecisionRecord> recent = handler.decision_log().Recent();
+  ASSERT_EQ(recent.size(), 1u);
+  const DecisionRecord& r = recent[0];
+  EXPECT_EQ(r.uid, "5fd6ed4c-898d-41e6-a4e1-ba8f8efb07fd");
+  EXPECT_EQ(r.object, "Pod default/gpu-pod");
+  EXPECT_EQ(r.asked, "nvidia.com/mig-2g.20gb=1");
+  EXPECT_EQ(r.outcome, ReviewOutcome::kPatched);
+  EXPECT_FALSE(r.node.empty());
+  EXPECT_NE(handler.snapshot()->FindNode(r.node), nullptr);
+  EXPECT_EQ(r.trail, a.trail);
+  EXPECT_GE(r.at_unix_ms, handler.snapshot_at_unix_ms());
+  EXPECT_EQ(
+      handler.decision_log().Outcomes(r.at_unix_ms)[static_cast<size_t>(ReviewOutcome::kPatched)],
+      1u);
+}
+
+}  // namespace
+}  // namespace gpuadmit
