@@ -174,6 +174,8 @@ void AdmissionHandler::SetSnapshot(std::shared_ptr<const InventorySnapshot> snap
   add("", gauges.cluster, gauges.stranded_slices);
   for (const NodeGauges& n : gauges.nodes) add(n.node, n.resources, n.stranded_slices);
   metrics_.SetInventory(resources, stranded, now_ms / 1000);
+  gauges.nodes.clear();  // --metrics-per-node's; the status page computes its page's own
+  gauges_.store(std::make_shared<const InventoryGauges>(std::move(gauges)));
 }
 
 HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::string_view body) {

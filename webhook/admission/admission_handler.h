@@ -22,6 +22,7 @@
 
 #include "core/inventory/gpu_metrics.h"
 #include "core/inventory/inventory.h"
+#include "core/inventory/inventory_gauges.h"
 #include "core/inventory/reservation_ledger.h"
 #include "core/policy/policy.h"
 #include "webhook/admission/decision_log.h"
@@ -77,6 +78,8 @@ class AdmissionHandler {
   std::shared_ptr<const InventorySnapshot> snapshot() const { return snapshot_.load(); }
   std::shared_ptr<const ClusterGpuMetrics> gpu_metrics() const { return gpu_metrics_.load(); }
   int64_t snapshot_at_unix_ms() const { return snapshot_at_ms_.load(std::memory_order_relaxed); }
+  // The snapshot's gauges as SetSnapshot computed them for /metrics (null before the first).
+  std::shared_ptr<const InventoryGauges> gauges() const { return gauges_.load(); }
   const DecisionLog& decision_log() const { return decision_log_; }
 
   // Answers one POST /mutate. 400: empty or undecodable body; 413: body over kMaxReviewBody;
@@ -96,6 +99,7 @@ class AdmissionHandler {
   std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;
   std::atomic<std::shared_ptr<const ClusterGpuMetrics>> gpu_metrics_;
   std::atomic<int64_t> snapshot_at_ms_{0};
+  std::atomic<std::shared_ptr<const InventoryGauges>> gauges_;
   DecisionLog decision_log_;
 };
 

@@ -17,5 +17,6 @@ int ReviewCommand(int argc, char** argv);
 int CheckPolicyCommand(int argc, char** argv);
 int InventoryCommand(int argc, char** argv);
 int SimulateCommand(int argc, char** argv);
+int ReportCommand(int argc, char** argv);
 
 }  // namespace gpuadmit

@@ -31,6 +31,10 @@ Usage:
                     [--policy FILE]... [--strategy NAME]... [--replicas 1]
                     [--watch-delay 0.01] [--bind-delay 0.05] [--nodes-to-score 0]
                     [-o table|json] [--svg FILE]
+  gpuadmit report  [--cluster FILE | --kubeconfig FILE [--context NAME] | (in-cluster)]
+                   [--dcgm-file FILE... | --prometheus URL [--samples 1] [--interval 15]]
+                   [--gpuadmit-metrics FILE] [--underused-allocation 50]
+                   [--underused-utilization 30] [-o text|json]
   gpuadmit --help | COMMAND --help | version
 
   version             the version, git revision, build date, and linked library versions
@@ -45,6 +49,11 @@ Usage:
   simulate            replays pods through the review code against a simulated cluster and a
                       model of kube-scheduler, beside the same stream without gpuadmit
                       (the baseline); docs/decision-quality.md
+  report              seed 002's consolidation opportunities (underused nodes, GPUs a repacking
+                      frees), MIG layout pressure (--gpuadmit-metrics: a scrape of gpuadmit's
+                      /metrics) and time-slicing replicas per GPU from the metrics window (each
+                      --dcgm-file one reading, oldest first; or --samples readings of
+                      --prometheus, --interval seconds apart); docs/report.md
 
 Exit codes: 0 ok; 1 policy invalid or review refused (HTTP 4xx); 2 usage; 3 file, TLS or port error.
 More: README.md, docs/policy.md.
@@ -77,6 +86,7 @@ int main(int argc, char** argv) {
   if (command == "check-policy") return gpuadmit::CheckPolicyCommand(sub_argc, sub_argv);
   if (command == "inventory") return gpuadmit::InventoryCommand(sub_argc, sub_argv);
   if (command == "simulate") return gpuadmit::SimulateCommand(sub_argc, sub_argv);
+  if (command == "report") return gpuadmit::ReportCommand(sub_argc, sub_argv);
   std::cerr << "gpuadmit: unknown command \"" << command << "\"\n" << kUsage;
   return gpuadmit::kExitUsage;
 }

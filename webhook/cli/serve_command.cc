@@ -25,6 +25,7 @@
 #include "webhook/cli/commands.h"
 #include "webhook/cli/flags.h"
 #include "webhook/cli/leader_routing.h"
+#include "webhook/cli/status_pages.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/kube/kube_config.h"
 #include "webhook/kube/kube_inventory.h"
@@ -279,6 +280,24 @@ int ServeCommand(int argc, char** argv) {
       log);
   if (!policy.Load(/*initial=*/true)) return ConfigError(policy.error());
   policy.Start();
+
+  // GET /status, /status.css and /status.json on both listeners.
+  StatusSources status{
+      .handler = handler,
+      .metrics = metrics,
+      .inventory_source = f.Has("cluster") ? "cluster file " + f.Value("cluster")
+                          : f.Has("kubeconfig")
+                              ? "Kubernetes API (kubeconfig " + f.Value("kubeconfig") + ")"
+                              : "Kubernetes API (in-cluster)",
+      .policy_path = [&policy] { return policy.loaded() ? policy.loaded()->path : ""; },
+      .policy_text = [&policy] { return policy.loaded() ? policy.loaded()->text : ""; },
+      .policy_loaded_unix_ms =
+          [&policy] { return policy.loaded() ? policy.loaded()->at_unix_ms : int64_t{0}; },
+      .build = StatusBuildFacts(),
+      .ready = [&handler, &stopping] { return !stopping.load() && handler.Ready(); },
+  };
+  server.value()->SetPages(StatusWebPages(status));
+  if (metrics_server) metrics_server->SetPages(StatusWebPages(status));
 
   // A Secret mount swaps both files at once; either one changing reloads the pair.
   auto reload_certificate = [&s = *server.value(), &metrics, &log] {

@@ -51,6 +51,51 @@ MetricsServer::MetricsServer(const Metrics& metrics, std::function<bool()> ready
   }
 }
 
+void MetricsServer::SetPages(WebPages pages) {
+  pages_ = std::move(pages);
+  for (std::string_view page : pages_.paths) {
+    std::string path(page);
+    // httplib matches a route as a regular expression: the dots must be literal.
+    std::string pattern;
+    for (char c : path) {
+      if (c == '.') pattern += '\\';
+      pattern += c;
+    }
+    http_.Get(pattern, [this, path](const httplib::Request& req, httplib::Response& res) {
+      std::string query;
+      for (const auto& [key, value] : req.params) {
+        if (!query.empty()) query += '&';
+        query += httplib::detail::encode_query_param(key) + "=" +
+                 httplib::detail::encode_query_param(value);
+      }
+      WebPage page = pages_.answer(path, query);
+      res.status = page.status;
+      for (std::string_view headers = page.extra_headers; !headers.empty();) {
+        size_t end = headers.find("\r\n");
+        std::string_view line = headers.substr(0, end);
+        size_t colon = line.find(':');
+        if (colon != std::string_view::npos) {
+          size_t value = line.find_first_not_of(' ', colon + 1);
+          res.set_header(
+              std::string(line.substr(0, colon)),
+              std::string(line.substr(value == std::string_view::npos ? line.size() : value)));
+        }
+        headers.remove_prefix(end == std::string_view::npos ? headers.size() : end + 2);
+      }
+      res.set_content(std::move(page.body), std::string(page.content_type));
+    });
+    auto use_get = [](const httplib::Request&, httplib::Response& res) {
+      res.status = 405;
+      res.set_header("Allow", "GET");
+      res.set_content("{\"error\":\"use GET\"}", "application/json");
+    };
+    http_.Post(pattern, use_get);
+    http_.Put(pattern, use_get);
+    http_.Patch(pattern, use_get);
+    http_.Delete(pattern, use_get);
+  }
+}
+
 Result<std::unique_ptr<MetricsServer>> MetricsServer::Create(const std::string& host, int port,
                                                              const Metrics& metrics,
                                                              std::function<bool()> ready) {

@@ -1,5 +1,6 @@
 // MetricsServer: `serve --metrics-listen ADDR`, a plain-HTTP listener for Prometheus and probes
-// beside the TLS one. GET /metrics, /healthz and /readyz answer as they do on --listen; other
+// beside the TLS one. GET /metrics, /healthz, /readyz and the pages given by SetPages answer as
+// they do on --listen; other
 // methods on those paths get 405 with Allow, other paths 404. It is cpp-httplib's Server: a few
 // scrapes a minute need nothing faster, and the admission path never shares its threads. Each
 // connection serves one request.
@@ -22,6 +23,7 @@
 #include <string>
 
 #include "core/result.h"
+#include "webhook/server/web_pages.h"
 #include "webhook/telemetry/metrics.h"
 
 namespace gpuadmit {
@@ -33,6 +35,9 @@ class MetricsServer {
                                                        const Metrics& metrics,
                                                        std::function<bool()> ready);
 
+  // GET pages beside the probes (the status page). Call before Run.
+  void SetPages(WebPages pages);
+
   int port() const { return port_; }
   // Serves until Stop. Returns at once when Stop came first.
   void Run();
@@ -43,6 +48,7 @@ class MetricsServer {
 
   const Metrics& metrics_;
   std::function<bool()> ready_;
+  WebPages pages_;
   httplib::Server http_;
   int port_ = 0;
   std::atomic<bool> stopped_{false};

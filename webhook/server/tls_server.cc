@@ -230,6 +230,21 @@ HttpResponse TlsServer::Route(const RequestHead& head, std::string_view body, bo
     ProbeAnswer a = AnswerProbe(head.path, !stopping_.load() && handler_.Ready(), metrics_);
     return {a.status, a.content_type, std::move(a.body), {}, false};
   }
+  if (pages_.Serves(head.path)) {
+    if (!get) {
+      HttpResponse r = JsonError(405, "use GET");
+      r.extra_headers = "Allow: GET\r\n";
+      return r;
+    }
+    try {
+      WebPage page = pages_.answer(head.path, head.query);
+      return {page.status, page.content_type, std::move(page.body), page.extra_headers, false};
+    } catch (const std::exception& e) {
+      metrics_.Inc(Counter::kHandlerPanics);
+      log_.Error("page failed", {{"path", std::string(head.path)}, {"error", e.what()}});
+      return JsonError(500, "internal error");
+    }
+  }
   return JsonError(404, "not found");
 }
 

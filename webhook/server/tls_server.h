@@ -3,6 +3,7 @@
 //   GET  /healthz  -> 200 while the process serves
 //   GET  /readyz   -> 200 once policy and inventory are loaded, 503 from Stop() on
 //   GET  /metrics  -> Prometheus text
+//   GET  pages given by SetPages (serve: /status, /status.css, /status.json)
 // Event-driven: one acceptor (the thread that calls Run) hands each connection to the worker
 // loop with the fewest (webhook/server/event_loop.h), which serves it to the end with non-blocking
 // OpenSSL. Transport settings fixed here: TLS 1.2+, TCP_NODELAY, unlimited requests per
@@ -30,6 +31,7 @@
 #include "core/result.h"
 #include "webhook/admission/admission_handler.h"
 #include "webhook/server/tls_connection.h"
+#include "webhook/server/web_pages.h"
 #include "webhook/telemetry/log.h"
 #include "webhook/telemetry/metrics.h"
 
@@ -99,6 +101,8 @@ class TlsServer : private ConnectionHost {
   using ReviewRoute = std::function<std::optional<HandlerAnswer>(
       std::string_view content_type, std::string_view body, bool forwarded)>;
   void SetReviewRoute(ReviewRoute route) { review_route_ = std::move(route); }
+  // GET pages beside the probes (the status page). Set before Run.
+  void SetPages(WebPages pages) { pages_ = std::move(pages); }
 
  private:
   TlsServer(AdmissionHandler& handler, Metrics& metrics, Logger& log);
@@ -110,6 +114,7 @@ class TlsServer : private ConnectionHost {
 
   AdmissionHandler& handler_;
   ReviewRoute review_route_;
+  WebPages pages_;
   Metrics& metrics_;
   Logger& log_;
   std::unique_ptr<ServingCertificate> certificate_;  // before ctx_: the context points here

@@ -8,11 +8,14 @@
 
 namespace gpuadmit {
 
-Result<Policy> LoadPolicyFile(const std::string& path) {
+Result<Policy> LoadPolicyFile(const std::string& path, std::string* text_read) {
   auto text = ReadWholeFile(path);
   if (!text.ok()) return text.error();
   auto policy = ParsePolicy(text.value());
-  if (policy.ok()) return policy.value();
+  if (policy.ok()) {
+    if (text_read != nullptr) *text_read = std::move(text).value();
+    return policy.value();
+  }
   std::string message;
   for (const PolicyIssue& issue : policy.error()) {
     if (!message.empty()) message += '\n';

@@ -16,8 +16,9 @@
 
 namespace gpuadmit {
 
-// The policy in `path`. The error holds one "path:line:column: problem" line per issue.
-Result<Policy> LoadPolicyFile(const std::string& path);
+// The policy in `path`. The error holds one "path:line:column: problem" line per issue. When it
+// loads, `text_read` (optional) receives the text it was read from.
+Result<Policy> LoadPolicyFile(const std::string& path, std::string* text_read = nullptr);
 
 // The cluster list in `path` (JSON or YAML) as JSON, not yet read as an inventory.
 Result<nlohmann::json> LoadClusterList(const std::string& path);

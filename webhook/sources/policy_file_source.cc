@@ -15,7 +15,8 @@ PolicyFileSource::PolicyFileSource(std::string path, Publish publish, Metrics& m
       reloader_(path_, interval, [this] { Load(/*initial=*/false); }) {}
 
 bool PolicyFileSource::Load(bool initial) {
-  auto policy = LoadPolicyFile(path_);
+  std::string text;
+  auto policy = LoadPolicyFile(path_, &text);
   if (!policy.ok()) {
     error_ = policy.error().message;
     if (!initial) {
@@ -28,6 +29,10 @@ bool PolicyFileSource::Load(bool initial) {
     return false;
   }
   error_.clear();
+  int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  loaded_.store(std::make_shared<const Loaded>(Loaded{path_, std::move(text), now_ms}));
   publish_(std::make_shared<const Policy>(std::move(policy).value()));
   if (!initial) metrics_.Inc(Counter::kPolicyReloads);
   log_.Info(initial ? "policy loaded" : "policy reloaded", {{"file", path_}});

@@ -11,7 +11,9 @@
 // calls Load and `publish`.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -47,12 +49,22 @@ class PolicyFileSource {
   // Every issue of the last failed load, one "FILE:LINE:COL: message" per line.
   const std::string& error() const { return error_; }
 
+  // The policy in force as its file said it when it loaded (null before the first load), and
+  // when that was (ms since the epoch): what the status page shows. Any thread.
+  struct Loaded {
+    std::string path;
+    std::string text;
+    int64_t at_unix_ms = 0;
+  };
+  std::shared_ptr<const Loaded> loaded() const { return loaded_.load(); }
+
  private:
   std::string path_;
   Publish publish_;
   Metrics& metrics_;
   Logger& log_;
   std::string error_;
+  std::atomic<std::shared_ptr<const Loaded>> loaded_;
   FileReloader reloader_;
 };
 

@@ -110,6 +110,9 @@ class Metrics {
   void SetCertificateExpiry(int64_t unix_seconds) {
     certificate_expiry_.store(unix_seconds, std::memory_order_relaxed);
   }
+  int64_t CertificateExpiry() const {  // 0: not set
+    return certificate_expiry_.load(std::memory_order_relaxed);
+  }
 
   // One series of each inventory gauge family: a resource's counts, cluster-wide (`node` empty)
   // or on one node (core/inventory/inventory_gauges.h defines them).

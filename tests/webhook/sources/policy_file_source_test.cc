@@ -85,6 +85,11 @@ TEST_F(PolicySourceTest, ABadVersionIsRefusedTheLastGoodStaysAndAWarningNamesThe
           ":1:14: failureMode must be one of open, closed, not \\\"sometimes\\\"\" issues=2"}));
   EXPECT_TRUE(changed);
   EXPECT_EQ(published_.size(), 1u);
+  // The status page's copy of the text stays the one in force.
+  ASSERT_NE(source_->loaded(), nullptr);
+  EXPECT_EQ(source_->loaded()->text, "failureMode: closed\n");
+  EXPECT_EQ(source_->loaded()->path, dir_.Path());
+  EXPECT_GT(source_->loaded()->at_unix_ms, 0);
   EXPECT_EQ(metrics_.Value(Counter::kPolicyReloadFailures), 1u);
   EXPECT_EQ(metrics_.Value(Counter::kPolicyReloads), 0u);
   EXPECT_EQ(source_->error(),
@@ -96,6 +101,7 @@ TEST_F(PolicySourceTest, ABadVersionIsRefusedTheLastGoodStaysAndAWarningNamesThe
   EXPECT_EQ(CheckNowLogging(changed).size(), 1u);
   ASSERT_EQ(published_.size(), 2u);
   EXPECT_EQ(published_[1]->failure_mode, FailureMode::kOpen);
+  EXPECT_EQ(source_->loaded()->text, "failureMode: open\n");
   EXPECT_EQ(metrics_.Value(Counter::kPolicyReloads), 1u);
   EXPECT_EQ(metrics_.Value(Counter::kPolicyReloadFailures), 1u);
 }
