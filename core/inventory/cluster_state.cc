@@ -207,4 +207,22 @@ std::vector<std::string> ClusterState::TakeArrivedReservations() {
   return out;
 }
 
+std::vector<NodeFacts> ClusterState::Nodes() const {
+  std::vector<NodeFacts> nodes;
+  nodes.reserve(nodes_.size());
+  for (const auto& [name, facts] : nodes_) nodes.push_back(*facts);
+  std::sort(nodes.begin(), nodes.end(),
+            [](const NodeFacts& a, const NodeFacts& b) { return a.name < b.name; });
+  return nodes;
+}
+
+std::vector<PodRecord> ClusterState::Pods() const {
+  std::vector<PodRecord> pods;
+  pods.reserve(pods_.size());
+  for (const auto& [key, pod] : pods_) pods.push_back(pod);
+  std::sort(pods.begin(), pods.end(),
+            [](const PodRecord& a, const PodRecord& b) { return a.key < b.key; });
+  return pods;
+}
+
 }  // namespace gpuadmit

@@ -60,6 +60,11 @@ class ClusterState {
   std::map<std::string, std::string, std::less<>> NodesOfPodsNamed(
       const std::set<std::string, std::less<>>& names) const;
 
+  // Copies of every node and pod, each in name (key) order: for GET /report, which repacks
+  // pods. O(nodes + pods).
+  std::vector<NodeFacts> Nodes() const;
+  std::vector<PodRecord> Pods() const;
+
   // Reservation keys carried by pods that arrived since the last call: the ledger releases them.
   std::vector<std::string> TakeArrivedReservations();
 

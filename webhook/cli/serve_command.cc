@@ -25,7 +25,7 @@
 #include "webhook/cli/commands.h"
 #include "webhook/cli/flags.h"
 #include "webhook/cli/leader_routing.h"
-#include "webhook/cli/status_pages.h"
+#include "webhook/cli/serve_pages.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/kube/kube_config.h"
 #include "webhook/kube/kube_inventory.h"
@@ -281,7 +281,7 @@ int ServeCommand(int argc, char** argv) {
   if (!policy.Load(/*initial=*/true)) return ConfigError(policy.error());
   policy.Start();
 
-  // GET /status, /status.css and /status.json on both listeners.
+  // What GET /status shows besides the handler's state.
   StatusSources status{
       .handler = handler,
       .metrics = metrics,
@@ -296,8 +296,6 @@ int ServeCommand(int argc, char** argv) {
       .build = StatusBuildFacts(),
       .ready = [&handler, &stopping] { return !stopping.load() && handler.Ready(); },
   };
-  server.value()->SetPages(StatusWebPages(status));
-  if (metrics_server) metrics_server->SetPages(StatusWebPages(status));
 
   // A Secret mount swaps both files at once; either one changing reloads the pair.
   auto reload_certificate = [&s = *server.value(), &metrics, &log] {
@@ -336,6 +334,25 @@ int ServeCommand(int argc, char** argv) {
           });
     }
   }
+
+  // The status page and the report, on both listeners. The report reads the nodes and pods
+  // when asked: the cluster file again, or a copy of the watch's state.
+  ReportObjects report_objects = [&kube_source,
+                                  path = f.Value("cluster")]() -> Result<ReportCluster> {
+    if (kube_source.inventory == nullptr) {
+      auto list = LoadClusterList(path);
+      if (!list.ok()) return list.error();
+      return ReportClusterFromList(list.value());
+    }
+    ReportCluster cluster;
+    std::vector<PodRecord> pods;
+    kube_source.inventory->CopyObjects(cluster.nodes, pods);
+    cluster.pods.reserve(pods.size());
+    for (const PodRecord& pod : pods) cluster.pods.push_back(ReportPodFromRecord(pod));
+    return cluster;
+  };
+  server.value()->SetPages(ServeWebPages(status, report_objects));
+  if (metrics_server) metrics_server->SetPages(ServeWebPages(status, report_objects));
 
   std::unique_ptr<GpuMetricsPoller> gpu_metrics;
   if (f.Has("prometheus") || f.Has("dcgm-file")) {

@@ -98,6 +98,12 @@ std::map<std::string, std::string, std::less<>> KubeInventory::NodesOfPodsNamed(
   return state_.NodesOfPodsNamed(names);
 }
 
+void KubeInventory::CopyObjects(std::vector<NodeFacts>& nodes, std::vector<PodRecord>& pods) {
+  std::lock_guard<std::mutex> lock(state_mu_);
+  nodes = state_.Nodes();
+  pods = state_.Pods();
+}
+
 KubeInventory::~KubeInventory() { Stop(); }
 
 void KubeInventory::Start() {

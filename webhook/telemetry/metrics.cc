@@ -237,6 +237,14 @@ uint64_t Metrics::MigFallbacks(std::string_view from, std::string_view to) const
   return it == fallbacks_.end() ? 0 : it->count;
 }
 
+std::vector<Metrics::MigFallbackPair> Metrics::MigFallbackPairs() const {
+  std::lock_guard lock(fallbacks_mutex_);
+  std::vector<MigFallbackPair> pairs;
+  pairs.reserve(fallbacks_.size());
+  for (const FallbackPair& p : fallbacks_) pairs.push_back({p.from, p.to, p.count});
+  return pairs;
+}
+
 std::string Metrics::Render() const {
   std::string out;
   std::string_view last_name;

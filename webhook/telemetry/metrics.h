@@ -93,6 +93,13 @@ class Metrics {
   void IncMigFallback(std::string_view from, std::string_view to);
   // The count of one pair; 0 when it was never seen.
   uint64_t MigFallbacks(std::string_view from, std::string_view to) const;
+  struct MigFallbackPair {
+    std::string from;
+    std::string to;
+    uint64_t count = 0;
+  };
+  // Every pair seen, sorted by (from, to) (GET /report's MIG layout pressure).
+  std::vector<MigFallbackPair> MigFallbackPairs() const;
   // 128: the built-in catalog's seven products have at most 6 profiles each, at most 15 pairs
   // each and 93 in all even with no name shared; the rest is room for the policy's products.
   static constexpr size_t kMaxMigFallbackPairs = 128;

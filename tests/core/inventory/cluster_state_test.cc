@@ -49,6 +49,24 @@ TEST(ClusterState, PodsMoveTheirUsageAsTheyChangeAndGo) {
   EXPECT_EQ(state.Snapshot(3).FindNode("n1")->Free(k2g), 4);
 }
 
+TEST(ClusterState, NodesAndPodsAreCopiedInNameOrder) {
+  ClusterState state("gpuadmit.io/reservation");
+  state.UpsertNode(Node("n2", 4));
+  state.UpsertNode(Node("n1", 2));
+  state.UpsertPod(Pod("ns/b", "n1", 1));
+  state.UpsertPod(Pod("ns/a", "", 2));
+  state.DeleteNode("n2");
+  std::vector<NodeFacts> nodes = state.Nodes();
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].name, "n1");
+  EXPECT_EQ(Get(nodes[0].allocatable, k2g), 2);
+  std::vector<PodRecord> pods = state.Pods();
+  ASSERT_EQ(pods.size(), 2u);
+  EXPECT_EQ(pods[0].key, "ns/a");
+  EXPECT_EQ(pods[1].key, "ns/b");
+  EXPECT_EQ(pods[1].node, "n1");
+}
+
 TEST(ClusterState, BoundPodsCountTheirCpuAndMemoryGpuOrNot) {
   ClusterState state("gpuadmit.io/reservation");
   NodeFacts n = Node("n1", 4);
