@@ -103,6 +103,7 @@ run: build certs
 
 bench: build
 	$(BUILD)/bench/gpuadmit_bench
+	$(BUILD)/bench/gpuadmit_status_bench
 	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit
 	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --client gpuadmit_load \
 	  --load-client $(BUILD)/bench/gpuadmit_load

@@ -36,7 +36,7 @@ struct StatusQuery {
   size_t page = 1;       // 1-based
   size_t per_page = 20;  // 1..kMaxPerPage
 
-  static constexpr size_t kMaxPerPage = 500;
+  static constexpr size_t kMaxPerPage = 100;  // 100 nodes of 8 GPUs: about 2 MB of HTML
 };
 
 // Reads `node`, `page` and `per_page` from a URL query ("node=a100&page=2"), percent-decoded;

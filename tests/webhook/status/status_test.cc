@@ -36,8 +36,8 @@ TEST(ParseStatusQuery, ReadsFilterPageAndPerPageAndRefusesBadNumbers) {
   EXPECT_EQ(ParseStatusQuery("").value().per_page, 20u);
   EXPECT_EQ(ParseStatusQuery("page=0").error().message,
             "page must be a number from 1 to 1000000, not \"0\"");
-  EXPECT_EQ(ParseStatusQuery("per_page=501").error().message,
-            "per_page must be a number from 1 to 500, not \"501\"");
+  EXPECT_EQ(ParseStatusQuery("per_page=101").error().message,
+            "per_page must be a number from 1 to 100, not \"101\"");
   EXPECT_FALSE(ParseStatusQuery("node=%zz").ok());
   EXPECT_FALSE(ParseStatusQuery("node=%4").ok());
 }
