@@ -4,10 +4,14 @@
 // stage on: the free case gets a placement patch), and on 5,000 nodes.
 #include <benchmark/benchmark.h>
 
+#include <array>
+
 #include "core/admission/admission.h"
 #include "core/admission/review.h"
 #include "core/admission/review_decode.h"
 #include "core/inventory/reservation_ledger.h"
+#include "core/plan/command_line.h"
+#include "core/plan/workload_type.h"
 #include "core/policy/policy.h"
 #include "tests/fakes/test_cluster.h"
 
@@ -97,6 +101,59 @@ void BM_ReviewAt5000Nodes(benchmark::State& state) {
   state.counters["nodes"] = static_cast<double>(snapshot.nodes().size());
 }
 BENCHMARK(BM_ReviewAt5000Nodes);
+
+// Workload type detection's cost (issue 18): the 3 KB review asking for one whole GPU, its
+// container an unlabelled vLLM server (vllm/vllm-openai with --model: found by image, after
+// every command pattern of the table missed) or an unknown script (python train.py: the whole
+// table missed), with detection off (arg 0) and on (arg 1), under the default policy.
+const std::string& WholeGpuBody(bool vllm) {
+  static const std::array<std::string, 2> bodies = [] {
+    std::array<std::string, 2> out;
+    for (int i = 0; i < 2; ++i) {
+      nlohmann::json review = nlohmann::json::parse(Body());
+      nlohmann::json& c = review["request"]["object"]["spec"]["containers"][0];
+      c["resources"] = {{"limits", {{"nvidia.com/gpu", "1"}}},
+                        {"requests", {{"nvidia.com/gpu", "1"}}}};
+      if (i == 1) {
+        c["image"] = "vllm/vllm-openai:v0.5.0";
+        c["args"] = {"--model", "mistralai/Mistral-7B-Instruct-v0.3", "--max-model-len", "8192"};
+      } else {
+        c["image"] = "pytorch/pytorch:2.3.0-cuda12.1-cudnn8-runtime";
+        c["command"] = {"python", "train.py", "--epochs", "10", "--batch-size", "64"};
+      }
+      out[i] = review.dump();
+    }
+    return out;
+  }();
+  return bodies[vllm ? 1 : 0];
+}
+
+void BM_ReviewWholeGpu(benchmark::State& state) {
+  InventorySnapshot snapshot = testing::SnapshotOf(testing::DemoCluster());
+  Policy policy;
+  policy.workload_detection.enabled = state.range(1) != 0;
+  const std::string& body = WholeGpuBody(state.range(0) != 0);
+  for (auto _ : state) {
+    auto answer = Review(body, snapshot, policy);
+    benchmark::DoNotOptimize(answer);
+  }
+}
+BENCHMARK(BM_ReviewWholeGpu)->ArgNames({"vllm", "detect"})->ArgsProduct({{0, 1}, {0, 1}});
+
+// The detector alone over the same two containers: command line split, then the table.
+void BM_DetectWorkloadType(benchmark::State& state) {
+  const nlohmann::json review = nlohmann::json::parse(WholeGpuBody(state.range(0) != 0));
+  const nlohmann::json& c = review["request"]["object"]["spec"]["containers"][0];
+  const std::string& image = c["image"].get_ref<const std::string&>();
+  WorkloadDetectionPolicy policy;
+  for (auto _ : state) {
+    std::vector<std::string> words = CommandLineOf(c);
+    ContainerLaunch launch{"myapp", image, words};
+    auto detected = DetectWorkloadType({&launch, 1}, policy);
+    benchmark::DoNotOptimize(detected);
+  }
+}
+BENCHMARK(BM_DetectWorkloadType)->ArgName("vllm")->Arg(0)->Arg(1);
 
 void BM_DecodeOnly(benchmark::State& state) {
   for (auto _ : state) {

@@ -24,8 +24,8 @@ constexpr size_t kLargestTapeBody = 256 * 1024;
 // What decisions read of a container, a pod spec and metadata (see review_decode.h).
 const FieldTrie& ContainerFields() {
   static const FieldTrie trie =
-      FieldTrie::FromPatterns({"name", "resources.**", "restartPolicy", "command.**", "args.**",
-                               "volumeMounts.*.mountPath"});
+      FieldTrie::FromPatterns({"name", "image", "resources.**", "restartPolicy", "command.**",
+                               "args.**", "volumeMounts.*.mountPath"});
   return trie;
 }
 

@@ -7,7 +7,7 @@
 // What is kept (the tries in review_decode.cc), for Pods and the built-in workload kinds:
 // apiVersion and kind; the object's and the pod template's metadata name, generateName,
 // namespace, labels and annotations; of each pod spec its containers and initContainers (name,
-// resources, restartPolicy, command, args, the mountPath of each volumeMount), overhead,
+// image, resources, restartPolicy, command, args, the mountPath of each volumeMount), overhead,
 // nodeSelector, affinity, tolerations, the names of its volumes, and nodeName. Every object and
 // list on a kept path is kept, empty if nothing under it is, so "is it there" reads the same as
 // on the whole object. A custom workload's object (policy.workloads) is kept whole, with its

@@ -142,6 +142,16 @@ void MaxInto(ResourceList& max, const ResourceList& other) {
 
 }  // namespace
 
+const json& ContainerObject(const json& pod_spec, const ContainerNeeds& c) {
+  // A constant, not state: the null a missing container reads as.
+  static const json kNone;
+  if (!pod_spec.is_object()) return kNone;
+  auto field = pod_spec.find(c.field);
+  if (field == pod_spec.end()) return kNone;
+  if (field->is_object()) return *field;  // a custom workload's single container (OME's runner)
+  return field->is_array() && c.index < field->size() ? (*field)[c.index] : kNone;
+}
+
 int64_t Get(const ResourceList& list, std::string_view resource) {
   auto it = list.find(resource);
   return it == list.end() ? 0 : it->second;

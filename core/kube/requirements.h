@@ -63,6 +63,10 @@ struct PodRequirements {
 PodRequirements ReadPodRequirements(const nlohmann::json& pod_spec,
                                     std::string_view gpu_container = {});
 
+// The container object `c` was read from in `pod_spec` (an element of its field's list, or the
+// custom workload's single container object); a null value when there is none.
+const nlohmann::json& ContainerObject(const nlohmann::json& pod_spec, const ContainerNeeds& c);
+
 // The pod's effective request, as the scheduler computes it: the larger of the largest init
 // container (plus the sidecars started before it) and the sum of app containers and sidecars,
 // plus spec.overhead.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/json/json_fields.h"
 #include "core/kube/quantity.h"
 #include "core/plan/command_line.h"
 #include "core/plan/model_memory.h"
@@ -29,13 +28,6 @@ std::optional<std::pair<std::string, std::string>> InputWithKey(const PodRequest
   const StringMap::value_type* entry = pod.InputEntry(policy, name);
   if (entry == nullptr) return std::nullopt;
   return std::make_pair(entry->first, entry->second);
-}
-
-const json& ContainerObject(const json& spec, const ContainerNeeds& c) {
-  static const json kNone;
-  const json& field = At(spec, {c.field});
-  if (field.is_object()) return field;  // a custom workload's single container (OME's runner)
-  return field.is_array() && c.index < field.size() ? field[c.index] : kNone;
 }
 
 // The containers whose command lines say how an inference server runs: the app containers that

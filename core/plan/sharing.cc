@@ -6,8 +6,10 @@
 
 #include "core/kube/gpu_equivalents.h"
 #include "core/kube/mig_resource.h"
+#include "core/plan/command_line.h"
 #include "core/plan/mig_catalog.h"
 #include "core/plan/sharing_rules.h"
+#include "core/plan/workload_type.h"
 
 namespace gpuadmit {
 namespace {
@@ -39,8 +41,64 @@ struct Stage {
   PlanState& state;
   Decision& d;
 
+  // The workload type, once read: the pod's own, else the detected one; lower case, "" none.
+  std::optional<std::string> type_;
+  bool detection_ran_ = false;
+  DetectedWorkloadType detected_;
+
   const Policy& policy() const { return context.policy; }
   std::string Input(std::string_view key) const { return pod.Input(policy(), key).value_or(""); }
+
+  // What the GPU containers run, as core/plan/workload_type.h matches it.
+  DetectedWorkloadType Detect() const {
+    std::vector<const nlohmann::json*> gpu_containers;
+    for (const ContainerNeeds& c : state.containers) {
+      if (!c.limits.empty() || !c.requests.empty()) {
+        gpu_containers.push_back(&ContainerObject(*pod.spec, c));
+      }
+    }
+    std::vector<std::vector<std::string>> words(gpu_containers.size());
+    std::vector<ContainerLaunch> launches(gpu_containers.size());
+    for (size_t i = 0; i < gpu_containers.size(); ++i) {
+      const nlohmann::json& c = *gpu_containers[i];
+      words[i] = CommandLineOf(c);
+      auto text = [&c](const char* field) -> std::string_view {
+        auto it = c.is_object() ? c.find(field) : c.end();
+        if (it == c.end() || !it->is_string()) return {};
+        return it->get_ref<const std::string&>();
+      };
+      launches[i] = {text("name"), text("image"), words[i]};
+    }
+    return DetectWorkloadType(launches, policy().workload_detection);
+  }
+
+  // The type the sharing rules and the default flow read: the workload-type label or
+  // annotation when the pod has one, else, when the policy lets it, the detected type.
+  const std::string& WorkloadType() {
+    if (type_) return *type_;
+    type_ = Lower(Input("workload-type"));
+    if (type_->empty() && policy().workload_detection.enabled && pod.spec != nullptr) {
+      detection_ran_ = true;
+      detected_ = Detect();
+      *type_ = detected_.type;
+    }
+    return *type_;
+  }
+
+  // The detection's trail line, and its annotation when it named a type.
+  void RecordDetection() {
+    if (!detection_ran_) return;
+    if (!detected_.matched()) {
+      d.trail.push_back("workload type: none declared, none detected");
+      return;
+    }
+    const std::string& type = *type_;
+    d.trail.push_back("workload type: " + (type.empty() ? std::string("unknown") : type) + ", " +
+                      detected_.why);
+    if (!type.empty()) {
+      d.annotations.emplace_back(policy().Annotation("detected-workload-type"), type);
+    }
+  }
 
   // The pod is left as it asked; `why` goes to the trail, and to the warnings when it should.
   void Unchanged(const Choice& choice, const std::string& why) {
@@ -236,7 +294,7 @@ struct Stage {
   void CountMigEligible(int64_t gpus) {
     const int64_t mib = state.gpu_memory_mib;
     if (gpus != 1 || mib <= 0 || mib >= policy().sharing.mig_below_mib) return;
-    if (Lower(Input("workload-type")) == "training") return;
+    if (WorkloadType() == "training") return;
     d.tally.mig_eligible = 1;
   }
 
@@ -257,8 +315,9 @@ struct Stage {
       d.tally.MarkMode(SharingMode::kExclusive);
       return;
     }
-    SharingFacts facts{pod.ns, &pod.labels, Lower(Input("workload-type")), gpus,
-                       state.gpu_memory_mib};
+    const std::string& type = WorkloadType();
+    RecordDetection();
+    SharingFacts facts{pod.ns, &pod.labels, type, gpus, state.gpu_memory_mib};
     std::optional<Choice> choice = Choose(facts);
     if (!choice) return;
     d.trail.push_back("sharing: " + std::string(SharingModeName(choice->mode)) + " (" +

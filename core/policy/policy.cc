@@ -51,6 +51,10 @@ void ReadPolicy(const YAML::Node& root, PolicyValidator& v, Policy& p) {
           [&](const Node& n, const Path& path) { ReadWorkloads(n, path, v, p.workloads); }},
          {"mig", [&](const Node& n, const Path& path) { ReadMig(n, path, v, p.mig); }},
          {"sharing", [&](const Node& n, const Path& path) { ReadSharing(n, path, v, p.sharing); }},
+         {"workloadDetection",
+          [&](const Node& n, const Path& path) {
+            ReadWorkloadDetection(n, path, v, p.workload_detection);
+          }},
          {"requirements",
           [&](const Node& n, const Path& path) { ReadRequirements(n, path, v, p.requirements); }},
          {"placement",

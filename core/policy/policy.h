@@ -10,6 +10,7 @@
 // Thread safety: pure functions; a Policy is a value.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -92,6 +93,28 @@ struct SharingPolicy {
   bool operator==(const SharingPolicy&) const = default;
 };
 
+// The most words a workload pattern's command may have (`...` included). 16: the longest
+// built-in pattern has 3; a launcher is told apart in far fewer, and a bound lets matching split
+// a pattern without allocating.
+inline constexpr size_t kMaxCommandPatternWords = 16;
+
+// A pattern naming the workload type of the pods whose GPU containers it matches (issue 18;
+// core/plan/workload_type.h reads it). Every field set must match one container.
+struct WorkloadPattern {
+  std::string type;     // training, inference, serving, development, batch; "unknown" stops
+  std::string image;    // lower-case substring of the image reference; "" for any
+  std::string command;  // words in order, single-spaced ("mpirun ... python*"); "" for any
+  bool operator==(const WorkloadPattern&) const = default;
+};
+
+// Seed 002's autoDetectWorkloadType: a pod whose labels and annotations name no workload type
+// gets the one its GPU containers' images and command lines say, if any does.
+struct WorkloadDetectionPolicy {
+  bool enabled = true;
+  std::vector<WorkloadPattern> patterns;  // tried in file order, before the built-in table
+  bool operator==(const WorkloadDetectionPolicy&) const = default;
+};
+
 enum class GpuCountAction { kOff, kWarn, kFill, kCorrect };
 
 // A model-name pattern and the GPU memory a model matching it needs per GPU (seed 001).
@@ -151,6 +174,7 @@ struct Policy {
   std::vector<CustomWorkload> workloads;
   MigPolicy mig;
   SharingPolicy sharing;
+  WorkloadDetectionPolicy workload_detection;
   RequirementsPolicy requirements;
   PlacementPolicy placement;
   WorkerDefaults worker_defaults;

@@ -39,6 +39,11 @@ void ReadWorkerDefaults(const YAML::Node& node, const std::string& path, PolicyV
 void ReadSharing(const YAML::Node& node, const std::string& path, PolicyValidator& v,
                  SharingPolicy& out);
 
+// workloadDetection: the switch and the patterns that name an undeclared workload type
+// (policy_sharing.cc).
+void ReadWorkloadDetection(const YAML::Node& node, const std::string& path, PolicyValidator& v,
+                           WorkloadDetectionPolicy& out);
+
 // placement: node choice, affinity and GPU type preferences (policy_placement.cc).
 void ReadPlacement(const YAML::Node& node, const std::string& path, PolicyValidator& v,
                    PlacementPolicy& out);

@@ -1,6 +1,8 @@
 // The sharing section of the policy: which modes gpuadmit may choose, seed 002's default flow,
-// and the rules that pick a mode for the pods they select.
+// and the rules that pick a mode for the pods they select; and the workloadDetection section,
+// the patterns that name a pod's workload type when it declares none.
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdint>
 #include <limits>
@@ -120,7 +122,96 @@ void ReadRule(PolicyValidator& v, const YAML::Node& item, const std::string& at,
   }
 }
 
+// A command pattern: its words joined by single spaces. `*` may only end a word (a prefix), and
+// `...` (any words) needs a real word beside it.
+void ReadCommandPattern(PolicyValidator& v, const YAML::Node& node, const std::string& path,
+                        std::string& out) {
+  std::string text;
+  if (!v.NonEmptyString(node, path, text)) return;
+  std::string words;
+  bool has_word = false;
+  bool ok = true;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (std::isspace(static_cast<unsigned char>(text[i])) != 0) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < text.size() && std::isspace(static_cast<unsigned char>(text[end])) == 0) ++end;
+    std::string_view word(text.data() + i, end - i);
+    if (size_t star = word.find('*'); star != std::string_view::npos && star + 1 != word.size()) {
+      v.Report(node, path + " word \"" + std::string(word) +
+                         "\": * may only end a word (a prefix, as in python*)");
+      ok = false;
+    }
+    if (word != "...") has_word = true;
+    if (!words.empty()) words += ' ';
+    words += word;
+    i = end;
+  }
+  if (!has_word) {
+    v.Report(node, path + " needs a word besides \"...\"");
+    ok = false;
+  }
+  if (size_t n = std::count(words.begin(), words.end(), ' ') + 1; n > kMaxCommandPatternWords) {
+    v.Report(node, path + " has " + std::to_string(n) + " words; at most " +
+                       std::to_string(kMaxCommandPatternWords) + " are allowed");
+    ok = false;
+  }
+  if (ok) out = std::move(words);
+}
+
+void ReadWorkloadPattern(PolicyValidator& v, const YAML::Node& item, const std::string& at,
+                         WorkloadPattern& out) {
+  bool has_match = false;
+  v.Map(item, at,
+        {{"type",
+          [&](const YAML::Node& n, const std::string& p) {
+            std::string type;
+            if (!v.String(n, p, type)) return;
+            if (type != "unknown" && std::find(std::begin(kWorkloadTypes), std::end(kWorkloadTypes),
+                                               type) == std::end(kWorkloadTypes)) {
+              v.Report(n, p +
+                              " must be one of training, inference, serving, development, batch, "
+                              "unknown, not \"" +
+                              type + "\"");
+              return;
+            }
+            out.type = std::move(type);
+          },
+          true},
+         {"image",
+          [&](const YAML::Node& n, const std::string& p) {
+            has_match = true;
+            std::string image;
+            if (!v.NonEmptyString(n, p, image)) return;
+            std::transform(image.begin(), image.end(), image.begin(),
+                           [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+            out.image = std::move(image);
+          }},
+         {"command", [&](const YAML::Node& n, const std::string& p) {
+            has_match = true;
+            ReadCommandPattern(v, n, p, out.command);
+          }}});
+  if (item.IsMap() && !has_match) v.Report(item, at + " needs an image, a command or both");
+}
+
 }  // namespace
+
+void ReadWorkloadDetection(const YAML::Node& node, const std::string& path, PolicyValidator& v,
+                           WorkloadDetectionPolicy& out) {
+  v.Map(node, path,
+        {{"enabled", [&](const YAML::Node& n, const std::string& p) { v.Bool(n, p, out.enabled); }},
+         {"patterns", [&](const YAML::Node& n, const std::string& p) {
+            out.patterns.clear();
+            v.List(n, p, [&](const YAML::Node& item, const std::string& at) {
+              WorkloadPattern pattern;
+              ReadWorkloadPattern(v, item, at, pattern);
+              out.patterns.push_back(std::move(pattern));
+            });
+          }}});
+}
 
 void ReadSharing(const YAML::Node& node, const std::string& path, PolicyValidator& v,
                  SharingPolicy& out) {

@@ -105,10 +105,16 @@ TEST(DecodeForDecisions, KeepsWhatDecisionsReadAndDropsTheRest) {
   const json& spec = r.value().object.at("spec");
   const json& first = spec.at("initContainers").at(0);
   EXPECT_TRUE(first.contains("resources"));
-  EXPECT_FALSE(first.contains("image"));
+  EXPECT_TRUE(first.contains("image"));  // workload type detection reads it (issue 18)
   EXPECT_FALSE(r.value().object.at("metadata").contains("uid"));
   EXPECT_FALSE(spec.contains("dnsPolicy"));
   EXPECT_EQ(r.value().object.at("metadata").at("name"), "gpu-pod");
+  auto bench = DecodeForDecisions(ReadSourceFile("tests/fixtures/gpu/bench-pod-review.json"), {});
+  ASSERT_TRUE(bench.ok()) << bench.error().message;
+  const json& container = bench.value().object.at("spec").at("containers").at(0);
+  EXPECT_EQ(container.at("image"), "nginx");
+  EXPECT_FALSE(container.contains("imagePullPolicy"));
+  EXPECT_FALSE(container.contains("ports"));
 }
 
 TEST(DecodeForDecisions, KeepsACustomWorkloadWhole) {

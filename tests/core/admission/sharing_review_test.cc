@@ -3,6 +3,8 @@
 // the patched object reviewed again to prove it yields no further operations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/admission/review.h"
 #include "tests/fakes/test_cluster.h"
 
@@ -67,9 +69,74 @@ TEST(SharingReview, ASmallModelOnOneGpuMovesToTheSmallestMigProfileOnce) {
     {"op":"add","path":"/spec/containers/0/resources/requests/nvidia.com~1mig-1g.10gb","value":"1"},
     {"op":"add","path":"/metadata/annotations","value":{
       "gpuadmit.io/applied-sharing-mode":"mig",
+      "gpuadmit.io/detected-workload-type":"inference",
       "gpuadmit.io/original-request":"nvidia.com/gpu=1"}}
   ])"));
   PatchedAndIdempotent(review, ops, s, p);
+}
+
+// Issue 18: an unlabelled vLLM pod. MIG is off here, so the default flow reaches its inference
+// branch, which only a workload type opens.
+json UnlabelledVllm() {
+  return WholeGpuReview({{"image", "vllm/vllm-openai:v0.5.0"},
+                         {"args", {"--model", "mistralai/Mistral-7B-Instruct-v0.3"}}});
+}
+
+Policy SharingWithoutMig() {
+  Policy p = SharingOnly();
+  p.sharing.enable_mig = false;
+  return p;
+}
+
+TEST(SharingReview, AnUnlabelledVllmPodIsDetectedAsInferenceMovesToMpsAndSaysSoOnce) {
+  InventorySnapshot s = Cluster();
+  Policy p = SharingWithoutMig();
+  json review = UnlabelledVllm();
+  json ops = Ops(review, s, p);
+  EXPECT_EQ(ops, json::parse(R"([
+    {"op":"remove","path":"/spec/containers/0/resources/limits/nvidia.com~1gpu"},
+    {"op":"add","path":"/spec/containers/0/resources/limits/nvidia.com~1gpu.shared","value":"1"},
+    {"op":"remove","path":"/spec/containers/0/resources/requests/nvidia.com~1gpu"},
+    {"op":"add","path":"/spec/containers/0/resources/requests/nvidia.com~1gpu.shared","value":"1"},
+    {"op":"add","path":"/spec/nodeSelector","value":{"nvidia.com/gpu.sharing-strategy":"mps"}},
+    {"op":"add","path":"/metadata/annotations","value":{
+      "gpuadmit.io/detected-workload-type":"inference",
+      "gpuadmit.io/applied-sharing-mode":"mps",
+      "gpuadmit.io/original-request":"nvidia.com/gpu=1"}}
+  ])"));
+  PatchedAndIdempotent(review, ops, s, p);
+
+  ReviewContext context{s, p};
+  context.explain = true;
+  auto answer = Review(review.dump(), context);
+  ASSERT_TRUE(answer.ok());
+  const std::vector<std::string>& trail = answer.value().trail;
+  EXPECT_NE(std::find(trail.begin(), trail.end(),
+                      "workload type: inference, detected from image vllm/vllm-openai:v0.5.0"),
+            trail.end())
+      << ::testing::PrintToString(trail);
+}
+
+TEST(SharingReview, AWorkloadTypeLabelWinsOverDetectionAndIsNotAnnotated) {
+  InventorySnapshot s = Cluster();
+  Policy p = SharingWithoutMig();
+  json review = UnlabelledVllm();
+  review["request"]["object"]["metadata"]["labels"]["gpuadmit.io/workload-type"] = "training";
+  EXPECT_EQ(Ops(review, s, p), json::array());  // training: exclusive, as asked
+  review["request"]["object"]["metadata"]["labels"]["gpuadmit.io/workload-type"] = "development";
+  json ops = Ops(review, s, p);
+  json pod = PatchedAndIdempotent(review, ops, s, p);
+  EXPECT_EQ(pod["spec"]["nodeSelector"],
+            json({{"nvidia.com/gpu.sharing-strategy", "time-slicing"}}));
+  EXPECT_FALSE(pod["metadata"]["annotations"].contains("gpuadmit.io/detected-workload-type"));
+}
+
+TEST(SharingReview, DetectionOffLeavesAnUnlabelledVllmPodAsBefore) {
+  InventorySnapshot s = Cluster();
+  Policy p = SharingWithoutMig();
+  p.workload_detection.enabled = false;
+  // No type: the default flow has nothing but exclusive for it.
+  EXPECT_EQ(Ops(UnlabelledVllm(), s, p), json::array());
 }
 
 TEST(SharingReview, AnInferencePodMovesToAnMpsNodeOnce) {

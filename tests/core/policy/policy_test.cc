@@ -441,6 +441,53 @@ TEST(ParsePolicy, ReportsBadSharingSettings) {
   });
 }
 
+TEST(ParsePolicy, ReadsTheWorkloadDetectionSectionNormalisingPatterns) {
+  ExpectParsed({
+      {"workloadDetection: {enabled: false}",
+       [](Policy& p) { p.workload_detection.enabled = false; }},
+      {R"(workloadDetection:
+  patterns:
+    - {type: serving, image: Registry.Example.com/Serving/}
+    - type: training
+      command: "  mpirun   ...  python* "
+    - {type: unknown, image: jupyter-batch, command: papermill}
+)",
+       [](Policy& p) {
+         p.workload_detection.patterns = {{"serving", "registry.example.com/serving/", ""},
+                                          {"training", "", "mpirun ... python*"},
+                                          {"unknown", "jupyter-batch", "papermill"}};
+       }},
+  });
+}
+
+TEST(ParsePolicy, ReportsBadWorkloadDetectionSettings) {
+  ExpectIssues({
+      {R"(workloadDetection:
+  enabled: yes please
+  patterns:
+    - {type: gaming, image: x}
+    - {image: vllm}
+    - {type: inference}
+    - {type: training, command: "py*thon train.py"}
+    - {type: training, command: "... ..."}
+    - {type: inference, image: "", regex: "vllm.*"}
+)",
+       {"2:12: workloadDetection.enabled must be true or false, not \"yes please\"",
+        "4:14: workloadDetection.patterns[0].type must be one of training, inference, serving, "
+        "development, batch, unknown, not \"gaming\"",
+        "5:7: workloadDetection.patterns[1].type is required",
+        "6:7: workloadDetection.patterns[2] needs an image, a command or both",
+        "7:33: workloadDetection.patterns[3].command word \"py*thon\": * may only end a word (a "
+        "prefix, as in python*)",
+        "8:33: workloadDetection.patterns[4].command needs a word besides \"...\"",
+        "9:32: workloadDetection.patterns[5].image must not be empty",
+        "9:36: unknown key \"regex\" in workloadDetection.patterns[5]"}},
+      {"workloadDetection: {patterns: [{type: training, command: a b c d e f g h i j k l m n o p "
+       "q}]}",
+       {"1:58: workloadDetection.patterns[0].command has 17 words; at most 16 are allowed"}},
+  });
+}
+
 TEST(ParsePolicy, ReportsBadRequirementsSettings) {
   ExpectIssues({
       {"requirements: {gpuCount: always, defaultModelMemory: -1Gi}",
