@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/scale/scale_cluster.h"
+#include "bench/scale/scale_state.h"
 #include "core/inventory/cluster_state.h"
 #include "core/inventory/inventory_gauges.h"
 #include "core/json/json_reader.h"
@@ -79,18 +80,7 @@ int Main(int argc, char** argv) {
   }
   ScaleCluster cluster(nodes, pods);
   ClusterState state("gpuadmit.io/reservation");
-  std::string text;
-  for (int i = 0; i < cluster.node_count(); ++i) {
-    text.clear();
-    cluster.AppendNode(text, i);
-    state.UpsertNode(ReadNode(ParseJson(text, {.keep = &NodeFields()}).value()));
-  }
-  for (int j = 0; j < cluster.pod_count(); ++j) {
-    text.clear();
-    cluster.AppendPod(text, j, cluster.InitialVersion(j));
-    state.UpsertPod(
-        ReadPod(ParseJson(text, {.keep = &PodFields()}).value(), state.reservation_annotation()));
-  }
+  LoadScaleCluster(cluster, state);
   auto snapshot = std::make_shared<const InventorySnapshot>(state.Snapshot(1));
   // A few reservations in flight, as under admission load.
   ReservationLedger ledger(std::chrono::seconds(30));

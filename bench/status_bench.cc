@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/scale/scale_cluster.h"
+#include "bench/scale/scale_state.h"
 #include "core/inventory/cluster_state.h"
 #include "core/json/json_reader.h"
 #include "core/kube/kube_objects.h"
@@ -87,18 +88,7 @@ int Main(int argc, char** argv) {
   }
   ScaleCluster cluster(nodes, pods);
   ClusterState state("gpuadmit.io/reservation");
-  std::string text;
-  for (int i = 0; i < cluster.node_count(); ++i) {
-    text.clear();
-    cluster.AppendNode(text, i);
-    state.UpsertNode(ReadNode(ParseJson(text, {.keep = &NodeFields()}).value()));
-  }
-  for (int j = 0; j < cluster.pod_count(); ++j) {
-    text.clear();
-    cluster.AppendPod(text, j, cluster.InitialVersion(j));
-    state.UpsertPod(
-        ReadPod(ParseJson(text, {.keep = &PodFields()}).value(), state.reservation_annotation()));
-  }
+  LoadScaleCluster(cluster, state);
   Logger log(LogLevel::kError);
   Metrics metrics;
   AdmissionHandler handler(log, metrics);
