@@ -26,17 +26,33 @@ Worked out by hand (docs/report.md):
     GPU 1 reads 0 four times (0% bursty, mean 0) -> 2;
   - MIG pressure from a gpuadmit scrape: 2g.10gb fell back to 1g.5gb 5 times, 100% of the
     fallbacks; 1 of 1 2g.10gb free now; 2 exhausted.
-Cases: text, JSON, the same report over the fake API server (--kubeconfig), bad input (usage
-errors exit 2, files that do not load exit 3, each with a message that says what), --help.
+Cases: text, JSON, the same metrics from Prometheus (below), the same report over the fake API
+server (--kubeconfig), bad input (usage errors exit 2, files that do not load exit 3, each with a
+message that says what), --help.
+Prometheus (--prometheus): a fake one in this process (http.server on 127.0.0.1, a port the
+kernel picks, started and stopped around the case) answers GET /api/v1/query for the one query
+shape gpuadmit sends, `max by (Hostname,hostname,gpu,UUID,modelName,GPU_I_PROFILE,GPU_I_ID)
+(METRIC)` per DCGM metric, from the same exposition text: the n-th query of a metric from the
+n-th reading. `--samples 4 --interval 0.001` (the interval must be above 0) over the four
+readings gives the output of the four --dcgm-file runs, byte for byte in JSON and text (the
+window's spacing, 1 ms against 15 s, shows in neither); `--samples 2` that of two files. Also:
+the requests sent, a URL path prefix, a 500 (Prometheus' JSON error, and plain text), an answer
+with no DCGM series and an unreachable port each exit 3 with a message naming the URL.
 Prints `ok - NAME` / `not ok - NAME: REASON` per check, then `N passed, M failed`.
 """
 import argparse
 import copy
 import json
 import os
+import re
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import yaml
 
@@ -182,6 +198,248 @@ def case_json(args, p):
     return doc
 
 
+# --- A fake Prometheus: GET /api/v1/query over recorded exposition text -----------------------
+
+SAMPLE_LINE = re.compile(r'^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?[ \t]+(\S+)(?:[ \t]+-?\d+)?$')
+LABEL_PAIR = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
+# The one query shape gpuadmit sends (webhook/sources/prometheus_source.cc): `max by (L,...) (M)`.
+MAX_BY = re.compile(r'^max by \(([A-Za-z0-9_,]+)\) \(([A-Za-z_:][A-Za-z0-9_:]*)\)$')
+# The labels the reader groups by: the node labels (GpuReadOptions::node_labels), then the device
+# labels (kDeviceLabels). A change there shows up as "not ok - prometheus: the queries sent".
+BY_LABELS = "Hostname,hostname,gpu,UUID,modelName,GPU_I_PROFILE,GPU_I_ID"
+DCGM_METRICS = ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_FB_USED",
+                "DCGM_FI_DEV_FB_FREE", "DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE"]
+
+
+def parse_exposition(text):
+    """[(metric, {label: value}, value text)] of the sample lines; comments and blanks skipped."""
+    samples = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE_LINE.match(line)
+        if not m:
+            raise ValueError("not a sample line: %r" % line)
+        labels = {k: re.sub(r'\\(.)', lambda e: "\n" if e.group(1) == "n" else e.group(1), v)
+                  for k, v in LABEL_PAIR.findall(m.group(2) or "")}
+        samples.append((m.group(1), labels, m.group(3)))
+    return samples
+
+
+class FakePrometheus:
+    """Prometheus' instant-query API on 127.0.0.1, port chosen by the kernel.
+
+    `readings` are exposition texts, oldest first: the n-th query of a metric is answered from
+    reading n (the last one once they run out), so `--samples N` reads them in turn whatever
+    order the queries come in. `prefix` is the path the API is served under ("" or "/prom").
+    `fail` set to "json" answers every query 500 with Prometheus' JSON error body, "text" 500
+    with a plain-text body. Every request is recorded in `requests` as (method, path, params).
+    """
+
+    def __init__(self, readings, prefix=""):
+        self.readings = [parse_exposition(t) for t in readings]
+        self.prefix = prefix
+        self.fail = None
+        self.requests = []
+        self.served = {}  # metric -> queries answered
+        self.lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as the reader asks for
+            timeout = 10  # an idle keep-alive connection does not outlive the test
+
+            def log_message(self, *_):
+                pass
+
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                url = urllib.parse.urlsplit(self.path)
+                params = urllib.parse.parse_qs(url.query, keep_blank_values=True)
+                status, body, kind = fake.answer(url.path, params)
+                data = body.encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self):  # noqa: N802: gpuadmit sends GET; a POST is recorded, refused
+                with fake.lock:
+                    fake.requests.append(("POST", self.path, {}))
+                self.send_error(405)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+    def reset(self, fail=None):
+        with self.lock:
+            self.fail, self.requests, self.served = fail, [], {}
+
+    @staticmethod
+    def error(status, error_type, message):
+        return status, json.dumps({"status": "error", "errorType": error_type,
+                                   "error": message}), "application/json"
+
+    def answer(self, path, params):
+        with self.lock:
+            self.requests.append(("GET", path, params))
+            if path != self.prefix + "/api/v1/query":
+                return 404, "404 page not found\n", "text/plain; charset=utf-8"
+            if self.fail == "json":
+                return self.error(500, "internal", "the fake fails on purpose")
+            if self.fail == "text":
+                return 500, "upstream exploded\n", "text/plain; charset=utf-8"
+            query = params.get("query", [""])
+            m = MAX_BY.match(query[0]) if len(query) == 1 else None
+            if not m:
+                return self.error(400, "bad_data", "the fake understands only max by (...) (M), "
+                                  "not %r" % query)
+            by, metric = m.group(1).split(","), m.group(2)
+            n = self.served.get(metric, 0)
+            self.served[metric] = n + 1
+            reading = self.readings[min(n, len(self.readings) - 1)]
+        # max by (by) (metric): one series per distinct value of the `by` labels, which alone it
+        # keeps (an empty label is an absent one); its value the largest, in the text it had.
+        groups = {}
+        for name, labels, value in reading:
+            if name != metric:
+                continue
+            key = tuple((label, labels[label]) for label in by if labels.get(label, ""))
+            if key not in groups or float(value) > float(groups[key]):
+                groups[key] = value
+        result = [{"metric": dict(key), "value": [round(time.time(), 3), value]}
+                  for key, value in groups.items()]
+        return 200, json.dumps({"status": "success",
+                                "data": {"resultType": "vector", "result": result}}), \
+            "application/json"
+
+
+def closed_port():
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def read_text(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def case_prometheus(args, p):
+    """--prometheus against the fake: the same report as --dcgm-file over the same readings."""
+    readings = [p["prom"], p["prom"], p["busy"], p["prom"]]
+    with FakePrometheus([read_text(r) for r in readings]) as prom:
+        # The fake itself: reading 3 holds GPU 0 at 100, as the exposition does.
+        util = prom.answer("/api/v1/query", {"query": ["max by (gpu) (DCGM_FI_DEV_GPU_UTIL)"]})
+        util = [(r["metric"]["gpu"], r["value"][1])
+                for r in json.loads(util[1])["data"]["result"]]
+        check("prometheus: the fake answers max by (gpu) from the exposition",
+              util == [("0", "0"), ("1", "0")], util)
+        prom.reset()
+
+        for fmt in ("json", "text"):
+            files = report(args, "--cluster", p["cluster"], *metric_flags(p), "-o", fmt)
+            prom.reset()  # from the first reading again
+            live = report(args, "--cluster", p["cluster"], "--prometheus", prom.url,
+                          "--samples", "4", "--interval", "0.001",
+                          "--gpuadmit-metrics", p["scrape"], "-o", fmt)
+            check("prometheus -o %s: exit 0" % fmt, live.returncode == 0,
+                  (live.returncode, live.stderr))
+            if fmt == "json" and live.returncode == 0:
+                got, want = json.loads(live.stdout), json.loads(files.stdout)
+                for section in ("consolidation", "timeSlicing", "migPressure", "thresholds"):
+                    check("prometheus -o json: %s as from the 4 --dcgm-file readings" % section,
+                          got.get(section) == want.get(section),
+                          (got.get(section), want.get(section)))
+                gpus = got["timeSlicing"]["gpus"]
+                check("prometheus -o json: GPU 0 bursty over the 4 samples -> 4 replicas",
+                      [(g["gpu"], g["points"], g["meanUtilizationPercent"],
+                        g["maxUtilizationPercent"], g["recommendedReplicas"]) for g in gpus] ==
+                      [(0, 4, 25.0, 100.0, 4), (1, 4, 0.0, 0.0, 2)], gpus)
+            check("prometheus -o %s: the whole output as from the files" % fmt,
+                  live.stdout == files.stdout, (live.stdout[:300], files.stdout[:300]))
+
+        sent = prom.requests  # of the -o text run
+        check("prometheus: 4 samples x 6 metrics, each a GET of /api/v1/query",
+              len(sent) == 24 and all(m == "GET" and path == "/api/v1/query"
+                                      for m, path, _ in sent), sent[:3])
+        check("prometheus: the queries sent",
+              sorted({q for _, _, params in sent for q in params.get("query", [])}) ==
+              sorted("max by (%s) (%s)" % (BY_LABELS, m) for m in DCGM_METRICS)
+              and all(params.get("timeout") == ["5s"] for _, _, params in sent),
+              sorted({(tuple(params.get("query", [])), tuple(params.get("timeout", [])))
+                      for _, _, params in sent}))
+
+        # Two samples: the first two readings, both idle -> one 2-point window, no burst.
+        prom.reset()
+        two = report(args, "--cluster", p["cluster"], "--prometheus", prom.url,
+                     "--samples", "2", "--interval", "0.001", "-o", "json")
+        files = report(args, "--cluster", p["cluster"], "--dcgm-file", p["prom"],
+                       "--dcgm-file", p["prom"], "-o", "json")
+        check("prometheus --samples 2: the report of two --dcgm-file readings",
+              two.returncode == 0 and two.stdout == files.stdout,
+              (two.returncode, two.stderr, two.stdout[:300]))
+
+        # A path prefix (Thanos, a reverse proxy) is kept before /api/v1/query.
+        prom.reset()
+        prom.prefix = "/prometheus"
+        prefixed = report(args, "--cluster", p["cluster"], "--prometheus",
+                          prom.url + "/prometheus/", "-o", "json")
+        check("prometheus: a URL path prefix is queried under it",
+              prefixed.returncode == 0 and
+              {path for _, path, _ in prom.requests} == {"/prometheus/api/v1/query"},
+              (prefixed.returncode, prefixed.stderr, {path for _, path, _ in prom.requests}))
+        prom.prefix = ""
+
+        prom.reset(fail="json")
+        failed = report(args, "--cluster", p["cluster"], "--prometheus", prom.url, "-o", "json")
+        check("prometheus answering 500 (JSON error): exits 3 with the status and its error",
+              failed.returncode == 3 and failed.stdout == "" and prom.url in failed.stderr
+              and "HTTP 500" in failed.stderr
+              and "internal: the fake fails on purpose" in failed.stderr,
+              (failed.returncode, failed.stderr))
+        check("prometheus answering 500: stops at the first failed query",
+              len(prom.requests) == 1, prom.requests)
+        prom.reset(fail="text")
+        failed = report(args, "--cluster", p["cluster"], "--prometheus", prom.url,
+                        "--samples", "3", "--interval", "0.001")
+        check("prometheus answering 500 (plain text): exits 3 quoting HTTP 500 and the body",
+              failed.returncode == 3 and failed.stdout == ""
+              and "HTTP 500: upstream exploded" in failed.stderr
+              and "/api/v1/query DCGM_FI_DEV_GPU_UTIL" in failed.stderr,
+              (failed.returncode, failed.stderr))
+
+        prom.reset()
+        prom.readings = [[]]  # a Prometheus that scrapes no dcgm-exporter: empty vectors
+        empty = report(args, "--cluster", p["cluster"], "--prometheus", prom.url, "-o", "json")
+        check("prometheus without DCGM series: exits 3 saying so, as an empty --dcgm-file",
+              empty.returncode == 3 and empty.stdout == ""
+              and prom.url + ": no DCGM GPU series" in empty.stderr,
+              (empty.returncode, empty.stderr))
+
+    gone = "http://127.0.0.1:%d" % closed_port()
+    started = time.monotonic()
+    down = report(args, "--cluster", p["cluster"], "--prometheus", gone, "-o", "json")
+    check("prometheus unreachable: exits 3 naming the URL and saying it cannot connect, at once",
+          down.returncode == 3 and down.stdout == "" and gone in down.stderr
+          and "cannot connect" in down.stderr
+          and time.monotonic() - started < 10, (down.returncode, down.stderr))
+
+
 def case_live(args, p, tmp):
     kubeconfig = os.path.join(tmp, "kubeconfig")
     api = subprocess.Popen([args.fake_api, "--cluster", p["cluster"], "--token", "report",
@@ -214,6 +472,10 @@ def case_errors(args, p, tmp):
         (["--cluster", p["cluster"], "--underused-utilization", "x"],
          "--underused-utilization must be a percentage"),
         (["--cluster", p["cluster"], "--samples", "3"], "--samples and --interval need --prometheus"),
+        (["--cluster", p["cluster"], "--prometheus", "http://x", "--interval", "0"],
+         "--interval must be seconds above 0"),
+        (["--cluster", p["cluster"], "--prometheus", "http://x", "--samples", "0"],
+         "--samples must be a whole number from 1 to 1000"),
         (["--cluster", p["cluster"], "--dcgm-file", p["prom"], "--prometheus", "http://x"],
          "alternatives"),
         (["--cluster", p["cluster"], "--bogus"], "bogus"),
@@ -248,6 +510,7 @@ def main():
         p = build_inputs(args.source_dir, tmp)
         case_text(args, p)
         case_json(args, p)
+        case_prometheus(args, p)
         case_live(args, p, tmp)
         case_errors(args, p, tmp)
     return summary()

@@ -97,6 +97,11 @@ Result<std::shared_ptr<const ClusterGpuMetrics>> ReadMetrics(const Flags& f, int
       if (i > 0) std::this_thread::sleep_for(interval);
       auto reading = reader.value()->Read();
       if (!reading.ok()) return Error{f.Value("prometheus") + ": " + reading.error().message};
+      // As for a --dcgm-file: a Prometheus that scrapes no dcgm-exporter is a wrong source,
+      // not a cluster without GPU load.
+      if (reading.value().gpus.empty()) {
+        return Error{f.Value("prometheus") + ": no DCGM GPU series"};
+      }
       history.Add(reading.value(), at);
       at += interval;
     }

@@ -19,6 +19,28 @@
 namespace gpuadmit {
 namespace {
 
+// What went wrong before any answer, in words: httplib's own names ("Connection", "Read") say
+// little in a log line.
+std::string TransportError(httplib::Error error) {
+  switch (error) {
+    case httplib::Error::Connection:
+      return "cannot connect";
+    case httplib::Error::ConnectionTimeout:
+      return "connection timed out";
+    case httplib::Error::Read:
+      return "no answer (read failed or timed out)";
+    case httplib::Error::Write:
+      return "could not send the query";
+    case httplib::Error::SSLConnection:
+    case httplib::Error::SSLServerVerification:
+      return "TLS handshake failed: " + httplib::to_string(error);
+    case httplib::Error::Canceled:
+      return "cancelled";
+    default:
+      return httplib::to_string(error);
+  }
+}
+
 // 64 MiB: 8x the aggregated answer for 5,000 nodes x 8 GPUs (about 200 bytes a series), and a
 // bound on what a misconfigured URL (a huge page, an endless stream) can make us buffer.
 constexpr size_t kMaxAnswerBytes = 64u << 20;
@@ -102,11 +124,14 @@ class PrometheusReader final : public GpuMetricsReader {
                                         return !too_large;
                                       });
     if (too_large) return Error{"answer larger than 64 MiB"};
-    if (!res) return Error{httplib::to_string(res.error())};
+    if (!res) return Error{TransportError(res.error())};
     Result<std::vector<PromSample>> answer = ParseInstantQueryAnswer(body);
     if (res->status != 200) {
-      // Prometheus explains 400/422/503 in a JSON error body; anything else is quoted briefly.
-      std::string why = answer.ok() ? body.substr(0, 200) : answer.error().message;
+      // Prometheus explains 400/422/503 in a JSON error body; anything else (a proxy's page) is
+      // quoted briefly.
+      size_t first = body.find_first_not_of(" \t\r\n");
+      bool json = first != std::string::npos && body[first] == '{';
+      std::string why = json && !answer.ok() ? answer.error().message : body.substr(0, 200);
       return Error{"HTTP " + std::to_string(res->status) + ": " + why};
     }
     return answer;
