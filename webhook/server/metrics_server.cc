@@ -62,12 +62,11 @@ void MetricsServer::SetPages(WebPages pages) {
       pattern += c;
     }
     http_.Get(pattern, [this, path](const httplib::Request& req, httplib::Response& res) {
-      std::string query;
-      for (const auto& [key, value] : req.params) {
-        if (!query.empty()) query += '&';
-        query += httplib::detail::encode_query_param(key) + "=" +
-                 httplib::detail::encode_query_param(value);
-      }
+      // The query as sent: what follows '?' in the request target.
+      size_t mark = req.target.find('?');
+      std::string_view query = mark == std::string::npos
+                                   ? std::string_view()
+                                   : std::string_view(req.target).substr(mark + 1);
       WebPage page = pages_.answer(path, query);
       res.status = page.status;
       for (std::string_view headers = page.extra_headers; !headers.empty();) {
