@@ -53,8 +53,8 @@ MetricsServer::MetricsServer(const Metrics& metrics, std::function<bool()> ready
 
 void MetricsServer::SetPages(WebPages pages) {
   pages_ = std::move(pages);
-  for (std::string_view page : pages_.paths) {
-    std::string path(page);
+  for (std::string_view route : pages_.paths) {
+    std::string path(route);
     // httplib matches a route as a regular expression: the dots must be literal.
     std::string pattern;
     for (char c : path) {
