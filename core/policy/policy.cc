@@ -63,6 +63,7 @@ void ReadPolicy(const YAML::Node& root, PolicyValidator& v, Policy& p) {
           [&](const Node& n, const Path& path) {
             ReadWorkerDefaults(n, path, v, p.worker_defaults);
           }},
+         {"queue", [&](const Node& n, const Path& path) { ReadQueue(n, path, v, p.queue); }},
          // Before the mig section existed; a clear message beats "unknown key".
          {"migFallback", [&](const Node& n, const Path& path) {
             v.Report(n, path + " is now mig.fallback and mig.onExhausted (see docs/policy.md)");

@@ -167,6 +167,24 @@ struct WorkerDefaults {
   bool operator==(const WorkerDefaults&) const = default;
 };
 
+// 300 s: issue 18's `timeout: 5m`, long enough for a training job's pods to end and free a node,
+// short enough that a pod the queue cannot serve still reaches the scheduler the same shift.
+inline constexpr int64_t kDefaultQueueTimeoutSeconds = 300;
+
+// Waiting for GPUs (issue 18, seed 001's wait_for_gpu_availability): a GPU pod that fits on no
+// node it may use is held gated and released by the capacity queue
+// (core/inventory/capacity_queue.h) as capacity frees, or after `timeout_seconds` anyway. Only
+// `gpuadmit simulate` acts on it for now: `serve` refuses a policy that enables it, since the
+// gate lifter (the leader) is not built yet.
+struct QueuePolicy {
+  bool enabled = false;
+  int64_t timeout_seconds = kDefaultQueueTimeoutSeconds;
+  std::vector<std::string> namespaces;  // the namespaces queued; empty: every one not exempt
+  // True when pods of `ns` wait in the queue (enabled, and `ns` listed or the list empty).
+  bool Queues(std::string_view ns) const;
+  bool operator==(const QueuePolicy&) const = default;
+};
+
 struct Policy {
   std::string annotation_prefix = "gpuadmit.io";
   FailureMode failure_mode = FailureMode::kOpen;
@@ -178,6 +196,7 @@ struct Policy {
   RequirementsPolicy requirements;
   PlacementPolicy placement;
   WorkerDefaults worker_defaults;
+  QueuePolicy queue;
 
   // "<prefix>/<name>", the key of an annotation gpuadmit writes.
   std::string Annotation(std::string_view name) const;

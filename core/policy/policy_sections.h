@@ -48,4 +48,13 @@ void ReadWorkloadDetection(const YAML::Node& node, const std::string& path, Poli
 void ReadPlacement(const YAML::Node& node, const std::string& path, PolicyValidator& v,
                    PlacementPolicy& out);
 
+// queue: waiting for GPUs, its timeout and namespaces (policy_queue.cc).
+void ReadQueue(const YAML::Node& node, const std::string& path, PolicyValidator& v,
+               QueuePolicy& out);
+
+// A Go duration of whole seconds: "90s", "5m", "1h30m", or a bare number of seconds (300).
+// Reports anything else, and values outside [min_seconds, max_seconds].
+bool ReadDurationSeconds(PolicyValidator& v, const YAML::Node& node, const std::string& path,
+                         int64_t min_seconds, int64_t max_seconds, int64_t& out);
+
 }  // namespace gpuadmit

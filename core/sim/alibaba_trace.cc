@@ -136,6 +136,9 @@ Result<std::vector<TracePod>> ReadTracePods(std::string_view csv) {
   }
   std::optional<size_t> spec = t.OptionalColumn("gpu_spec");
   std::optional<size_t> qos = t.OptionalColumn("qos");
+  const char* time_names[3] = {"creation_time", "scheduled_time", "deletion_time"};
+  std::optional<size_t> time_col[3];
+  for (int k = 0; k < 3; ++k) time_col[k] = t.OptionalColumn(time_names[k]);
   std::vector<TracePod> out;
   for (size_t i = 1; i < t.rows(); ++i) {
     if (t.line(i).empty()) continue;
@@ -150,6 +153,14 @@ Result<std::vector<TracePod>> ReadTracePods(std::string_view csv) {
     }
     pod.gpu_spec = Field(fields, spec);
     pod.qos = Field(fields, qos);
+    std::optional<int64_t>* times[3] = {&pod.creation_time, &pod.scheduled_time,
+                                        &pod.deletion_time};
+    for (int k = 0; k < 3; ++k) {
+      if (Field(fields, time_col[k]).empty()) continue;  // absent column or empty cell
+      auto v = Number(fields, *time_col[k], i, time_names[k]);
+      if (!v.ok()) return v.error();
+      *times[k] = v.value();
+    }
     out.push_back(std::move(pod));
   }
   return out;
@@ -253,6 +264,24 @@ std::vector<Arrival> TraceArrivals(const std::vector<TracePod>& pods, const Trac
     size_t i = random() % pods.size();
     add(i, pods[i].name + "-r" + std::to_string(drawn));
   }
+  return out;
+}
+
+std::vector<Arrival> TraceArrivalsTimed(const std::vector<TracePod>& pods,
+                                        const TraceMapping& mapping, double speedup) {
+  std::vector<Arrival> out;
+  for (const TracePod& pod : pods) {
+    if (!pod.creation_time) continue;
+    std::optional<double> duration;
+    if (pod.deletion_time) {
+      int64_t start = pod.scheduled_time.value_or(*pod.creation_time);
+      duration = static_cast<double>(std::max<int64_t>(*pod.deletion_time - start, 0));
+    }
+    out.push_back({static_cast<double>(*pod.creation_time) / speedup, duration,
+                   TracePodObject(pod, pod.name, mapping)});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Arrival& a, const Arrival& b) { return a.at < b.at; });
   return out;
 }
 

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,6 +56,10 @@ struct TracePod {
   int64_t gpu_milli = 0;  // thousandths of each GPU it asks
   std::string gpu_spec;   // allowed models, "|"-separated; "" for any
   std::string qos;        // LS, BE, Burstable, Guaranteed
+  // Seconds from the trace's start, when the list has the column and the cell is not empty.
+  std::optional<int64_t> creation_time;
+  std::optional<int64_t> scheduled_time;  // when Alibaba's scheduler bound it
+  std::optional<int64_t> deletion_time;
 };
 
 struct TraceMapping {
@@ -96,5 +101,14 @@ int64_t TraceDemandGpus(const TracePod& pod);
 // none leaving. Drawn pods get a "-r<N>" suffix so names stay unique.
 std::vector<Arrival> TraceArrivals(const std::vector<TracePod>& pods, const TraceMapping& mapping,
                                    uint64_t seed, double capacity_gpus);
+
+// The trace in its own time (issue 18's "Waiting for GPUs"), not the FGD order: every pod with a
+// creation_time arrives at creation_time / `speedup` and, once bound, runs deletion_time minus
+// scheduled_time (creation_time when it has none) seconds, the time it ran in Alibaba's cluster;
+// no deletion_time: it stays. Sorted by arrival, ties in list order. `speedup` > 1 compresses
+// the arrivals but not the run times, so more pods overlap: the trace's own peak is 71 GPUs of
+// 6,212 (docs/decision-quality.md, "Waiting for GPUs").
+std::vector<Arrival> TraceArrivalsTimed(const std::vector<TracePod>& pods,
+                                        const TraceMapping& mapping, double speedup);
 
 }  // namespace gpuadmit

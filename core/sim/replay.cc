@@ -8,12 +8,14 @@
 #include <utility>
 
 #include "core/admission/review.h"
+#include "core/inventory/capacity_queue.h"
 #include "core/inventory/cluster_state.h"
 #include "core/inventory/reservation_ledger.h"
 #include "core/json/json_fields.h"
 #include "core/kube/gpu_equivalents.h"
 #include "core/kube/quantity.h"
 #include "core/sim/pending_pods.h"
+#include "core/sim/queue_view.h"
 #include "core/sim/scheduler_model.h"
 
 namespace gpuadmit {
@@ -122,7 +124,7 @@ class ReplicaReservations final : public Reservations {
   std::vector<Claim> committed_;
 };
 
-enum class Step { kArrive, kVisible, kSchedule, kDepart };
+enum class Step { kArrive, kVisible, kSchedule, kDepart, kQueueTimeout };
 
 struct Event {
   double at;
@@ -140,6 +142,7 @@ struct PodState {
   std::optional<size_t> node;
   bool visible = false;        // in the watch
   bool unschedulable = false;  // the scheduler found no node for it
+  bool gated = false;          // waiting in the capacity queue
   double demand_gpus = 0;
 };
 
@@ -244,12 +247,23 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
   PendingPods pending;         // offered to the scheduler, not bound, in arrival order
   uint64_t version = 0;
   size_t next_replica = 0;
+  // The capacity queue (policy queue enabled): the nodes' room as it sees it, kept up to date
+  // on every bind and departure, and the pods it holds by key.
+  const bool queueing = policy != nullptr && policy->queue.enabled;
+  CapacityQueue queue(policy != nullptr ? static_cast<double>(policy->queue.timeout_seconds) : 0);
+  std::vector<NodeRoom> rooms;
+  std::map<std::string, size_t, std::less<>> queued_index;  // key -> pod
+  auto refresh_room = [&](size_t n) { rooms[n] = RoomOf(nodes[n]); };
+  if (queueing) {
+    for (const SimNode& n : nodes) rooms.push_back(RoomOf(n));
+  }
   // Binds pod `i` to node `at`, as the scheduler does once it has chosen.
   auto bind = [&](size_t i, size_t at) {
     PodState& p = pods[i];
     SimNode& node = nodes[at];
     Bind(p.sim, node);
     room.Update(at, node);
+    if (queueing) refresh_room(at);
     p.node = at;
     result.allocated_gpus += held(p.sim, node);
     json bound = std::move(p.object);  // a bound pod's object is not read again
@@ -258,6 +272,7 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
     watch(bound);
     p.visible = true;
     result.waits.push_back(now - arrivals[i].at);
+    if (p.demand_gpus > 1) result.multi_gpu_waits.push_back(now - arrivals[i].at);
     if (!p.preferred.empty()) {
       ++result.preferred;
       result.preferred_honoured += p.preferred == node.facts->name ? 1 : 0;
@@ -294,6 +309,41 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
     });
   };
 
+  auto asks_gpu = [](const SimPod& pod) {
+    return std::any_of(pod.requests.extended.begin(), pod.requests.extended.end(),
+                       [](const auto& e) { return e.second > 0 && IsManagedResource(e.first); });
+  };
+  // The queue's releases, acted on: capacity binds where the queue counted, the rest go to the
+  // scheduler.
+  auto lift = [&] {
+    for (const LiftedPod& l : queue.Lift(rooms, now)) {
+      size_t i = queued_index.at(l.key);
+      queued_index.erase(l.key);
+      pods[i].gated = false;
+      if (l.reason == LiftReason::kTimeout) ++result.queue_timeouts;
+      if (l.reason == LiftReason::kUnplaceable) ++result.queue_unplaceable;
+      if (l.reason == LiftReason::kCapacity && Passes(pods[i].sim, nodes[l.node])) {
+        bind(i, l.node);
+        continue;
+      }
+      if (!try_bind(i)) pending.Push(i, pods[i].sim);
+    }
+  };
+  // Pod `i` waits gated: the queue holds it with the nodes it may use, its timeout comes.
+  auto gate = [&](size_t i) {
+    PodState& p = pods[i];
+    QueuedPod q = QueuedPodOf(p.key, arrivals[i].at, p.object, p.sim, nodes);
+    if (!p.unschedulable && p.visible) watch(Unschedulable(p.object));  // holds no demand
+    p.unschedulable = true;
+    p.gated = true;
+    queued_index[p.key] = i;
+    queue.Add(std::move(q));
+    events.push({arrivals[i].at + static_cast<double>(policy->queue.timeout_seconds), seq++,
+                 Step::kQueueTimeout, i});
+    lift();
+    if (p.gated) ++result.queued;  // not released by the lift it joined
+  };
+
   while (!events.empty()) {
     Event e = events.top();
     events.pop();
@@ -302,7 +352,7 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
     PodState& p = pods[e.pod];
     switch (e.step) {
       case Step::kArrive: {
-        result.curve.push_back({result.demand_gpus, result.allocated_gpus});
+        result.curve.push_back({result.demand_gpus, result.allocated_gpus, now});
         ++result.arrived;
         json object = arrivals[e.pod].pod;
         if (!object["metadata"].contains("namespace")) object["metadata"]["namespace"] = "default";
@@ -339,8 +389,23 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
           p.visible = true;
         }
         break;
-      case Step::kSchedule:
-        if (!try_bind(e.pod)) pending.Push(e.pod, p.sim);
+      case Step::kSchedule: {
+        std::string ns = StringAt(p.object, {"metadata", "namespace"});
+        bool queued =
+            queueing && asks_gpu(p.sim) && policy->queue.Queues(ns) && !policy->IsExempt(ns);
+        if (queued && queue.size() > 0) {
+          gate(e.pod);
+        } else if (!try_bind(e.pod)) {
+          if (queued) {
+            gate(e.pod);
+          } else {
+            pending.Push(e.pod, p.sim);
+          }
+        }
+        break;
+      }
+      case Step::kQueueTimeout:
+        if (p.gated) lift();
         break;
       case Step::kDepart: {
         size_t n = *p.node;
@@ -350,12 +415,17 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
         p.node.reset();
         state.DeletePod(p.key);
         retry_pending_on(n);
+        if (queueing) {
+          refresh_room(n);
+          if (queue.size() > 0) lift();
+        }
         break;
       }
     }
   }
-  result.curve.push_back({result.demand_gpus, result.allocated_gpus});
-  result.pending = static_cast<int>(pending.size());
+  result.curve.push_back({result.demand_gpus, result.allocated_gpus, now});
+  result.queue_waiting = static_cast<int>(queue.size());
+  result.pending = static_cast<int>(pending.size() + queue.size());
   result.placed = result.arrived - result.pending;
   return result;
 }

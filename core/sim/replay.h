@@ -10,6 +10,15 @@
 //   ReplayResult with = Replay(cluster, arrivals, &policy, {});
 //   ReplayResult without = Replay(cluster, arrivals, nullptr, {});  // the baseline
 //
+// With the policy's queue enabled (issue 18, "Waiting for GPUs"), a GPU pod of a queued
+// namespace that the scheduler finds no node for on its first try is held gated in a
+// CapacityQueue (core/inventory/capacity_queue.h) instead of Pending, and so is every such pod
+// that arrives while the queue is not empty (it must not overtake the pods waiting). The queue
+// is asked what to release whenever a pod leaves, a pod joins it, or a pod's timeout comes; a
+// pod released for capacity is bound to the node the queue counted it on (the lifter pins it
+// there with a node affinity), one released for its timeout or as unplaceable goes to the
+// scheduler like any pod, Pending if it fits nowhere.
+//
 // Several replicas of the webhook (options.replicas) each keep their own ledger, reviews going
 // to them in turn, as the kube-apiserver spreads calls over a Service: a device two ledgers both
 // count on is "counted twice".
@@ -47,6 +56,7 @@ struct ReplayOptions {
 struct CurveSample {
   double demand_gpus = 0;
   double allocated_gpus = 0;
+  double at = 0;  // seconds: the arrival's time, or the last event's for the final sample
 };
 
 struct ReplayResult {
@@ -65,7 +75,12 @@ struct ReplayResult {
   double allocated_gpus = 0;    // held by bound pods at the end
   std::map<std::string, int> placed_by_resource;  // GPU resource -> pods bound asking for it
   std::vector<double> waits;                      // seconds from arrival to binding, per bound pod
-  std::vector<CurveSample> curve;                 // before each arrival, and at the end
+  std::vector<double> multi_gpu_waits;            // the same, for pods asking more than one GPU
+  int queued = 0;                  // pods held gated in the capacity queue (policy queue enabled)
+  int queue_timeouts = 0;          // of those, released for their timeout (capacity never came)
+  int queue_unplaceable = 0;       // released at once: no allowed node could ever take them
+  int queue_waiting = 0;           // still gated at the end (counted in `pending`)
+  std::vector<CurveSample> curve;  // before each arrival, and at the end
 };
 
 // Errors when `cluster` is not a v1 List of Nodes and Pods, or a pod of `arrivals` has no name.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <span>
 
 namespace gpuadmit {
 namespace {
@@ -25,6 +26,41 @@ std::optional<double> Percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
   size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size())));
   return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
+}
+
+std::optional<double> Mean(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / static_cast<double>(values.size());
+}
+
+// The curve's samples at arrivals: the last sample, at the end of the replay, is left out (the
+// last pod may leave long after the last arrival).
+std::span<const CurveSample> ArrivalSamples(const ReplayResult& result) {
+  std::span<const CurveSample> c = result.curve;
+  return c.size() > 1 ? c.first(c.size() - 1) : c;
+}
+
+std::optional<double> MeanAllocated(const ReplayResult& result) {
+  std::span<const CurveSample> c = ArrivalSamples(result);
+  if (c.size() < 2 || c.back().at <= c.front().at) return std::nullopt;
+  double area = 0;
+  for (size_t i = 0; i + 1 < c.size(); ++i) area += c[i].allocated_gpus * (c[i + 1].at - c[i].at);
+  return area / (c.back().at - c.front().at);
+}
+
+std::vector<double> AllocatedAtTimeShares(const ReplayResult& result, int points) {
+  std::vector<double> out;
+  std::span<const CurveSample> c = ArrivalSamples(result);
+  if (c.empty() || points < 1) return out;
+  size_t i = 0;
+  for (int k = 0; k <= points; ++k) {
+    double t = c.front().at + (c.back().at - c.front().at) * k / points;
+    while (i + 1 < c.size() && c[i + 1].at <= t) ++i;
+    out.push_back(c[i].allocated_gpus);
+  }
+  return out;
 }
 
 std::optional<double> UnallocatedAtFullDemand(const ReplayResult& result) {
@@ -57,6 +93,14 @@ json RunJson(const std::string& name, const ReplayResult& r, std::optional<uint6
                       : json(nullptr);
   out["wait_seconds_p50"] = OrNull(Percentile(r.waits, 0.5));
   out["wait_seconds_p99"] = OrNull(Percentile(r.waits, 0.99));
+  out["wait_seconds_mean"] = OrNull(Mean(r.waits));
+  out["multi_gpu_wait_seconds_mean"] = OrNull(Mean(r.multi_gpu_waits));
+  out["multi_gpu_wait_seconds_p99"] = OrNull(Percentile(r.multi_gpu_waits, 0.99));
+  out["queued_pods"] = r.queued;
+  out["queue_timeouts"] = r.queue_timeouts;
+  out["queue_unplaceable"] = r.queue_unplaceable;
+  out["allocated_gpus_mean"] = OrNull(MeanAllocated(r));
+  out["allocated_gpus_over_time"] = AllocatedAtTimeShares(r, 10);
   out["devices_counted_twice"] = r.counted_twice;
   out["placed_by_resource"] = r.placed_by_resource;
   return out;

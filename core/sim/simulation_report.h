@@ -22,6 +22,18 @@ namespace gpuadmit {
 // The value below which `p` (0-1) of `values` lie, nearest rank; nullopt when empty.
 std::optional<double> Percentile(std::vector<double> values, double p);
 
+// The arithmetic mean of `values`; nullopt when empty.
+std::optional<double> Mean(const std::vector<double>& values);
+
+// GPUs held by bound pods, averaged over the arrivals' time: each arrival's sample weighted by
+// the time to the next arrival, from the first to the last (the end-of-replay sample is left
+// out). nullopt when the arrivals span no time.
+std::optional<double> MeanAllocated(const ReplayResult& result);
+
+// GPUs held by bound pods at `points` + 1 evenly spaced times from the first arrival to the last
+// (the sample in force at each): the allocation over time, as a row of a table.
+std::vector<double> AllocatedAtTimeShares(const ReplayResult& result, int points);
+
 // 1 - allocated/capacity at the first sample where the arrived demand reached the capacity;
 // nullopt when it never did (or the cluster has no GPU).
 std::optional<double> UnallocatedAtFullDemand(const ReplayResult& result);
@@ -30,7 +42,10 @@ std::optional<double> UnallocatedAtFullDemand(const ReplayResult& result);
 // "gpu_pods_placed", "gpu_pods_pending", "capacity_gpus", "allocated_gpus", "demand_gpus",
 // "unallocated_ratio_at_full_demand", "fallbacks", "sharing_conversions",
 // "preferred_affinity_honoured_ratio", "wait_seconds_p50", "wait_seconds_p99",
-// "devices_counted_twice", "placed_by_resource"}; ratios 0-1, null where there is nothing to
+// "wait_seconds_mean", "multi_gpu_wait_seconds_mean" and "_p99" (pods asking more than one
+// GPU), "queued_pods", "queue_timeouts", "queue_unplaceable",
+// "allocated_gpus_mean", "allocated_gpus_over_time" (eleven points, 0% to 100% of the time
+// span), "devices_counted_twice", "placed_by_resource"}; ratios 0-1, null where there is nothing to
 // divide by.
 nlohmann::json RunJson(const std::string& name, const ReplayResult& result,
                        std::optional<uint64_t> seed);

@@ -12,7 +12,10 @@ outputs go to a temporary directory. Cases:
   3. --replicas 3: separate ledgers count devices twice, one replica never does;
   4. the Alibaba trace (a sample of its rows), seeds 0-2, two strategies: three runs per name,
      a summary with median and range, the same JSON twice;
-  5. bad input: usage errors exit 2, files that do not load exit 3, each with a message that
+  5. --queue (issue 18): a hand-made stream on two 4-GPU nodes where a small pod would keep a
+     large one waiting (tests/core/sim/replay_queue_test.cc computes it): each wait with and
+     without the queue; the trace sample in its own time (--trace-times), twice the same;
+  6. bad input: usage errors exit 2, files that do not load exit 3, each with a message that
      says what and where.
 Prints `ok - NAME` / `not ok - NAME: REASON` per check, then `N passed, M failed`; exit 1 on
 failures.
@@ -120,6 +123,66 @@ def case_trace(args):
     check("trace: a seed gives the same replay every time", first.stdout == again.stdout)
 
 
+def queue_node(name):
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110",
+                                       "nvidia.com/gpu": "4"},
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def queue_pod(name, gpus, at, duration):
+    return {"at": at, "duration": duration, "object": {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ml"},
+        "spec": {"containers": [{"name": "main", "image": "busybox", "resources": {
+            "requests": {"cpu": "1", "memory": "1Gi"},
+            "limits": {"nvidia.com/gpu": str(gpus)}}}]}}}
+
+
+def case_queue(args, tmp):
+    cluster, stream, policy = (os.path.join(tmp, n) for n in ("q-nodes.json", "q.jsonl",
+                                                              "q-policy.yaml"))
+    with open(cluster, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List",
+                   "items": [queue_node("n0"), queue_node("n1")]}, f)
+    with open(stream, "w") as f:
+        for pod in (queue_pod("a", 4, 0, 100), queue_pod("b", 2, 1, 50),
+                    queue_pod("c", 4, 2, 10), queue_pod("d", 2, 3, 100)):
+            f.write(json.dumps(pod) + "\n")
+    with open(policy, "w") as f:
+        f.write("sharing: {enabled: false}\nplacement: {enabled: false}\n")
+    p = simulate(args, "--cluster", cluster, "--workload", stream, "--policy", policy, "--queue",
+                 "-o", "json")
+    if not check("queue: exit 0", p.returncode == 0, p.stderr):
+        return
+    runs = runs_by_name(json.loads(p.stdout))
+    check("queue: baseline, the policy, and the policy with its queue",
+          list(runs) == ["baseline", "q-policy.yaml", "q-policy.yaml+queue"], list(runs))
+    off, on = runs.get("q-policy.yaml", {}), runs.get("q-policy.yaml+queue", {})
+    # Without: A, B, D at once, C when A leaves (98.05 s). With: C when B leaves (49.05 s), D
+    # when C leaves (58.05 s).
+    near = lambda a, b: a is not None and abs(a - b) < 1e-6
+    check("queue: without it the large pod waits 98.05 s, the mean 24.55 s",
+          near(off.get("wait_seconds_p99"), 98.05) and near(off.get("wait_seconds_mean"), 24.55)
+          and off.get("queued_pods") == 0, off)
+    check("queue: with it the longest wait is 58.05 s, the mean 26.8 s, two pods gated",
+          near(on.get("wait_seconds_p99"), 58.05) and
+          near(on.get("wait_seconds_mean"), 26.8) and on.get("queued_pods") == 2 and
+          on.get("queue_timeouts") == 0 and on.get("placed_pods") == 4, on)
+    flags = ["--trace", "alibaba-openb", "--nodes", args.nodes_csv, "--pods", args.pods_csv,
+             "--trace-times", "20000", "--queue", "-o", "json"]
+    first, again = simulate(args, *flags), simulate(args, *flags)
+    if not check("queue: the trace in its own time exits 0", first.returncode == 0, first.stderr):
+        return
+    doc = json.loads(first.stdout)
+    check("queue: the trace's runs carry the wait and allocation fields",
+          [r["name"] for r in doc["runs"]] == ["baseline", "defaults", "defaults+queue"] and
+          all(len(r["allocated_gpus_over_time"]) == 11 and r["wait_seconds_mean"] is not None
+              for r in doc["runs"]), doc["runs"])
+    check("queue: the trace in its own time gives the same replay every time",
+          first.stdout == again.stdout)
+
+
 def case_errors(args, tmp):
     bad_line = os.path.join(tmp, "bad.jsonl")
     with open(bad_line, "w") as f:
@@ -168,6 +231,7 @@ def main():
         case_burst(args, tmp)
         case_replicas(args)
         case_trace(args)
+        case_queue(args, tmp)
         case_errors(args, tmp)
     return summary()
 

@@ -99,6 +99,11 @@ int CheckPolicyCommand(int argc, char** argv) {
     return kExitRejected;
   }
   std::cout << f.positional()[0] << ": ok\n";
+  if (policy.value().queue.enabled) {
+    std::cout << f.positional()[0]
+              << ": note: queue.enabled takes effect in gpuadmit simulate only; serve refuses it "
+                 "until the gate lifter is built (issue 18)\n";
+  }
   return kExitOk;
 }
 

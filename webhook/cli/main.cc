@@ -27,8 +27,9 @@ Usage:
                      [--prometheus URL | --dcgm-file FILE] [-o table|json]
   gpuadmit simulate (--cluster FILE --workload FILE |
                      --trace alibaba-openb --nodes FILE --pods FILE [--seed N|A-B]...
-                     [--shared-fraction 0] [--shared-replicas 4] [--inflate 130])
-                    [--policy FILE]... [--strategy NAME]... [--replicas 1]
+                     [--shared-fraction 0] [--shared-replicas 4] [--inflate 130]
+                     [--trace-times SPEEDUP])
+                    [--policy FILE]... [--strategy NAME]... [--queue] [--replicas 1]
                     [--watch-delay 0.01] [--bind-delay 0.05] [--nodes-to-score 0]
                     [-o table|json] [--svg FILE]
   gpuadmit report  [--cluster FILE | --kubeconfig FILE [--context NAME] | (in-cluster)]

@@ -98,6 +98,20 @@ Result<std::vector<NamedPolicy>> Policies(const Flags& f) {
     base.push_back({BaseName(path), policy.value()});
   }
   if (base.empty()) base.push_back({"defaults", Policy{}});
+  if (f.Has("queue")) {
+    // --queue: each policy again with its queue enabled ("policy.yaml+queue"), beside itself
+    // with the queue off, so one run compares the two.
+    std::vector<NamedPolicy> both;
+    for (NamedPolicy& p : base) {
+      NamedPolicy queued = p;
+      p.policy.queue.enabled = false;
+      queued.policy.queue.enabled = true;
+      queued.name += "+queue";
+      both.push_back(std::move(p));
+      both.push_back(std::move(queued));
+    }
+    base = std::move(both);
+  }
   std::vector<std::string> strategies = f.Values("strategy");
   if (strategies.empty()) return base;
   std::vector<NamedPolicy> out;
@@ -147,6 +161,16 @@ Result<Scenario> TraceScenario(const Flags& f) {
   mapping.inflate_to = inflate.value() / 100;
   double capacity = 0;
   for (const TraceNode& n : nodes.value()) capacity += static_cast<double>(n.gpus);
+  if (f.Has("trace-times")) {
+    // The trace's own creation and deletion times (no shuffle, no inflation): one order.
+    auto speedup = NumberFlag(f, "trace-times", 1, 1e-9);
+    if (!speedup.ok()) return speedup.error();
+    return Scenario{TraceCluster(nodes.value(), mapping),
+                    {std::nullopt},
+                    [pods = pods.value(), mapping, s = speedup.value()](std::optional<uint64_t>) {
+                      return TraceArrivalsTimed(pods, mapping, s);
+                    }};
+  }
   auto seeds = Seeds(f);
   if (!seeds.ok()) return seeds.error();
   return Scenario{TraceCluster(nodes.value(), mapping), seeds.value(),
@@ -176,8 +200,8 @@ Result<Scenario> FileScenario(const Flags& f) {
 int SimulateCommand(int argc, char** argv) {
   Flags f({"cluster", "workload", "trace", "nodes", "pods", "policy", "strategy", "seed",
            "replicas", "watch-delay", "bind-delay", "nodes-to-score", "shared-fraction",
-           "shared-replicas", "inflate", "o", "output", "svg"},
-          {});
+           "shared-replicas", "inflate", "o", "output", "svg", "trace-times"},
+          {"queue"});
   if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("simulate", err);
   if (!f.positional().empty()) return UsageError("simulate", "no positional arguments");
   std::string format = f.Value("o", f.Value("output", "table"));

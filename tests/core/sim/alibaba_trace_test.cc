@@ -140,5 +140,29 @@ TEST(AlibabaTrace, ArrivalsAreShuffledBySeedAndInflatedToTheTarget) {
   EXPECT_EQ(std::set<std::string>(order.begin(), order.begin() + 5).size(), 5u);
 }
 
+TEST(AlibabaTrace, InItsOwnTimeAPodArrivesAtCreationOverTheSpeedupAndRunsFromScheduledToDeleted) {
+  auto pods = ReadTracePods(
+      "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,"
+      "deletion_time,scheduled_time\n"
+      "late,1000,1024,1,1000,,LS,Running,5000,9000,6000\n"
+      "early,1000,1024,2,1000,,LS,Running,1000,1500,\n"
+      "stays,1000,1024,1,1000,,LS,Running,3000,,3000\n"
+      "unknown,1000,1024,1,1000,,LS,Running,,,\n");
+  ASSERT_TRUE(pods.ok()) << pods.error().message;
+  EXPECT_EQ(pods.value()[1].scheduled_time, std::nullopt);
+  EXPECT_EQ(pods.value()[2].deletion_time, std::nullopt);
+  std::vector<Arrival> arrivals = TraceArrivalsTimed(pods.value(), TraceMapping{}, 10);
+  ASSERT_EQ(arrivals.size(), 3u);  // no creation_time: left out
+  EXPECT_EQ(arrivals[0].pod["metadata"]["name"], "early");
+  EXPECT_EQ(arrivals[0].at, 100);
+  EXPECT_EQ(arrivals[0].duration, 500);  // no scheduled_time: from creation
+  EXPECT_EQ(arrivals[1].pod["metadata"]["name"], "stays");
+  EXPECT_EQ(arrivals[1].at, 300);
+  EXPECT_EQ(arrivals[1].duration, std::nullopt);
+  EXPECT_EQ(arrivals[2].pod["metadata"]["name"], "late");
+  EXPECT_EQ(arrivals[2].at, 500);
+  EXPECT_EQ(arrivals[2].duration, 3000);  // the run time is not compressed
+}
+
 }  // namespace
 }  // namespace gpuadmit

@@ -115,5 +115,30 @@ TEST_F(PolicySourceTest, ABadFileAtStartIsAnErrorNotAReloadFailure) {
   EXPECT_EQ(metrics_.Value(Counter::kPolicyReloadFailures), 0u);
 }
 
+TEST_F(PolicySourceTest, AQueueServeCannotLiftRefusesToStartAndIsRefusedOnReload) {
+  const std::string refused =
+      dir_.Path() +
+      ": queue.enabled needs the gate lifter, which this version does not have; see issue 18 "
+      "(the queue takes effect in gpuadmit simulate only)";
+  EXPECT_FALSE(LoadFirst("queue: {enabled: true}\n"));
+  EXPECT_EQ(source_->error(), refused);
+  EXPECT_TRUE(published_.empty());
+
+  ASSERT_TRUE(dir_.Publish("queue: {enabled: false, timeout: 2m}\n"));
+  ASSERT_TRUE(source_->Load(/*initial=*/true));
+  ASSERT_EQ(published_.size(), 1u);
+  EXPECT_EQ(published_[0]->queue.timeout_seconds, 120);
+
+  ASSERT_TRUE(dir_.Publish("queue: {enabled: true}\n"));
+  bool changed = false;
+  EXPECT_EQ(CheckNowLogging(changed),
+            (std::vector<std::string>{
+                "level=warn msg=\"policy reload failed; keeping the last good policy\" file=" +
+                dir_.Path() + " error=\"" + refused + "\" issues=1"}));
+  EXPECT_EQ(published_.size(), 1u);
+  EXPECT_EQ(source_->loaded()->text, "queue: {enabled: false, timeout: 2m}\n");
+  EXPECT_EQ(metrics_.Value(Counter::kPolicyReloadFailures), 1u);
+}
+
 }  // namespace
 }  // namespace gpuadmit
