@@ -36,16 +36,7 @@ void ReadPolicy(const YAML::Node& root, PolicyValidator& v, Policy& p) {
           }},
          {"exemptNamespaces",
           [&](const Node& n, const Path& path) {
-            p.exempt_namespaces.clear();
-            v.List(n, path, [&](const Node& item, const Path& at) {
-              std::string ns;
-              if (!v.String(item, at, ns)) return;
-              if (!IsDnsLabel(ns)) {
-                v.Report(item, at + " must be a namespace name, not \"" + ns + "\"");
-                return;
-              }
-              p.exempt_namespaces.push_back(std::move(ns));
-            });
+            ReadNamespaceList(v, n, path, p.exempt_namespaces);
           }},
          {"workloads",
           [&](const Node& n, const Path& path) { ReadWorkloads(n, path, v, p.workloads); }},
@@ -86,6 +77,20 @@ std::vector<std::string> Policy::InputKeys(std::string_view name) const {
 bool Policy::IsExempt(std::string_view ns) const {
   return std::find(exempt_namespaces.begin(), exempt_namespaces.end(), ns) !=
          exempt_namespaces.end();
+}
+
+void ReadNamespaceList(PolicyValidator& v, const YAML::Node& node, const std::string& path,
+                       std::vector<std::string>& out) {
+  out.clear();
+  v.List(node, path, [&](const YAML::Node& item, const std::string& at) {
+    std::string ns;
+    if (!v.String(item, at, ns)) return;
+    if (!IsDnsLabel(ns)) {
+      v.Report(item, at + " must be a namespace name, not \"" + ns + "\"");
+      return;
+    }
+    out.push_back(std::move(ns));
+  });
 }
 
 Result<Policy, std::vector<PolicyIssue>> ParsePolicy(std::string_view yaml_text) {

@@ -82,16 +82,7 @@ void ReadQueue(const YAML::Node& node, const std::string& path, PolicyValidator&
                                 out.timeout_seconds);
           }},
          {"namespaces", [&](const YAML::Node& n, const std::string& p) {
-            out.namespaces.clear();
-            v.List(n, p, [&](const YAML::Node& item, const std::string& at) {
-              std::string ns;
-              if (!v.String(item, at, ns)) return;
-              if (!IsDnsLabel(ns)) {
-                v.Report(item, at + " must be a namespace name, not \"" + ns + "\"");
-                return;
-              }
-              out.namespaces.push_back(std::move(ns));
-            });
+            ReadNamespaceList(v, n, p, out.namespaces);
           }}});
 }
 

@@ -57,4 +57,9 @@ void ReadQueue(const YAML::Node& node, const std::string& path, PolicyValidator&
 bool ReadDurationSeconds(PolicyValidator& v, const YAML::Node& node, const std::string& path,
                          int64_t min_seconds, int64_t max_seconds, int64_t& out);
 
+// A list of namespace names (exemptNamespaces, sharing's and the queue's `namespaces`): replaces
+// `out`; reports an item that is not an RFC 1123 label (policy.cc).
+void ReadNamespaceList(PolicyValidator& v, const YAML::Node& node, const std::string& path,
+                       std::vector<std::string>& out);
+
 }  // namespace gpuadmit

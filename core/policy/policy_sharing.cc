@@ -35,18 +35,8 @@ void ReadRange(PolicyValidator& v, const YAML::Node& node, const std::string& pa
 void ReadSelector(PolicyValidator& v, const YAML::Node& node, const std::string& path,
                   SharingSelector& out) {
   v.Map(node, path,
-        {{"namespaces",
-          [&](const YAML::Node& n, const std::string& p) {
-            v.List(n, p, [&](const YAML::Node& item, const std::string& at) {
-              std::string ns;
-              if (!v.String(item, at, ns)) return;
-              if (!IsDnsLabel(ns)) {
-                v.Report(item, at + " must be a namespace name, not \"" + ns + "\"");
-                return;
-              }
-              out.namespaces.push_back(std::move(ns));
-            });
-          }},
+        {{"namespaces", [&](const YAML::Node& n,
+                            const std::string& p) { ReadNamespaceList(v, n, p, out.namespaces); }},
          {"podLabels",
           [&](const YAML::Node& n, const std::string& p) {
             v.Entries(
