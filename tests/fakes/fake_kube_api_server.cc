@@ -11,6 +11,8 @@
 #include <stdexcept>
 
 #include "tests/fakes/elastic_task_queue.h"
+#include "tests/fakes/fake_pod_update.h"
+#include "tests/fakes/kube_status.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace gpuadmit::testing {
@@ -90,6 +92,26 @@ bool IsWatch(const httplib::Request& req) {
   return watch == "1" || watch == "true";
 }
 
+// The media type of the request's body, without parameters such as charset.
+std::string MediaType(const httplib::Request& req) {
+  std::string type = req.get_header_value("Content-Type");
+  type = type.substr(0, type.find(';'));
+  while (!type.empty() && type.back() == ' ') type.pop_back();
+  return type;
+}
+
+// `object`[key] when it is a string; else "".
+std::string StringField(const json& object, const char* key) {
+  auto it = object.is_object() ? object.find(key) : object.end();
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+void Answer(httplib::Response& res, int status, const json& body) {
+  res.status = status;
+  // replace: a name from the URL need not be UTF-8, and dump() would throw on it.
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
 }  // namespace
 
 FakeKubeApiServer::FakeKubeApiServer(std::string token, const std::string& client_ca_file)
@@ -100,6 +122,11 @@ FakeKubeApiServer::FakeKubeApiServer(std::string token, const std::string& clien
   resources_["nodes"].list_kind = "NodeList";
   resources_["pods"].list_kind = "PodList";
   resources_["leases"].list_kind = "LeaseList";
+  resources_["events"].list_kind = "EventList";
+  resources_.try_emplace("version");  // for its faults
+  // What kube-apiserver 1.31.0 answers, less its build fields (buildDate, goVersion, ...).
+  version_ = {
+      {"major", "1"}, {"minor", "31"}, {"gitVersion", "v1.31.0"}, {"platform", "linux/amd64"}};
   Listen(0);
 }
 
@@ -125,6 +152,18 @@ void FakeKubeApiServer::Listen(int port) {
   server_->Get(leases + "/([^/]+)", serve_lease);
   server_->Post(leases, serve_lease);
   server_->Put(leases + "/([^/]+)", serve_lease);
+  const std::string pod = R"(/api/v1/namespaces/([^/]+)/pods/([^/]+))";
+  auto serve_pod = [this](const httplib::Request& req, httplib::Response& res) {
+    ServePod(req, res);
+  };
+  server_->Get(pod, serve_pod);
+  server_->Patch(pod, serve_pod);
+  server_->Post(
+      R"(/api/v1/namespaces/([^/]+)/events)",
+      [this](const httplib::Request& req, httplib::Response& res) { ServeEvent(req, res); });
+  server_->Get("/version", [this](const httplib::Request& req, httplib::Response& res) {
+    ServeVersion(req, res);
+  });
   port_ = port == 0 ? server_->bind_to_any_port("127.0.0.1")
                     : (server_->bind_to_port("127.0.0.1", port) ? port : -1);
   if (port_ < 0) throw std::runtime_error("FakeKubeApiServer: cannot bind 127.0.0.1");
@@ -174,25 +213,42 @@ FakeKubeApiServer::Resource& FakeKubeApiServer::At(const std::string& name) {
   return it->second;
 }
 
+FakeKubeApiServer::StoredObject FakeKubeApiServer::Store(const json& object) {
+  StoredObject o{object.dump(), {}};
+  for (const char* field : kSelectableFields) {
+    const json* at = &object;
+    std::string path = field;
+    for (size_t start = 0, dot; at != nullptr && start <= path.size(); start = dot + 1) {
+      dot = std::min(path.find('.', start), path.size());
+      auto child = at->is_object() ? at->find(path.substr(start, dot - start)) : at->end();
+      at = child != at->end() ? &*child : nullptr;
+    }
+    o.fields[field] = at != nullptr && at->is_string() ? at->get<std::string>() : "";
+  }
+  return o;
+}
+
+void FakeKubeApiServer::NoteResourceVersion(const std::string& resource_version) {
+  // 19 digits: below 2^64, so stoull cannot throw.
+  if (resource_version.empty() || resource_version.size() > 19 ||
+      resource_version.find_first_not_of("0123456789") != std::string::npos) {
+    return;
+  }
+  resource_version_ = std::max<uint64_t>(resource_version_, std::stoull(resource_version));
+}
+
 void FakeKubeApiServer::SetObjects(const std::string& resource, const std::vector<json>& items,
                                    std::string resource_version) {
   std::vector<StoredObject> objects;
   objects.reserve(items.size());
-  for (const json& item : items) {
-    StoredObject o{item.dump(), {}};
-    for (const char* field : kSelectableFields) {
-      const json* at = &item;
-      std::string path = field;
-      for (size_t start = 0, dot; at != nullptr && start <= path.size(); start = dot + 1) {
-        dot = std::min(path.find('.', start), path.size());
-        auto child = at->find(path.substr(start, dot - start));
-        at = child != at->end() ? &*child : nullptr;
-      }
-      o.fields[field] = at != nullptr && at->is_string() ? at->get<std::string>() : "";
-    }
-    objects.push_back(std::move(o));
-  }
+  for (const json& item : items) objects.push_back(Store(item));
   std::lock_guard<std::mutex> lock(mu_);
+  for (const json& item : items) {
+    if (item.is_object() && item.contains("metadata")) {
+      NoteResourceVersion(StringField(item["metadata"], "resourceVersion"));
+    }
+  }
+  NoteResourceVersion(resource_version);
   Resource& r = At(resource);
   r.objects = std::move(objects);
   r.resource_version = std::move(resource_version);
@@ -255,6 +311,38 @@ std::optional<json> FakeKubeApiServer::Lease(const std::string& ns, const std::s
 void FakeKubeApiServer::SetLease(const std::string& ns, const std::string& name, json lease) {
   std::lock_guard<std::mutex> lock(mu_);
   leases_.Plant(ns, name, std::move(lease));
+  NoteResourceVersion(StringField(leases_.Find(ns, name)->at("metadata"), "resourceVersion"));
+}
+
+std::optional<size_t> FakeKubeApiServer::FindPod(const std::string& ns,
+                                                 const std::string& name) const {
+  const std::vector<StoredObject>& pods = resources_.at("pods").objects;
+  for (size_t i = 0; i < pods.size(); ++i) {
+    if (pods[i].fields.at("metadata.namespace") == ns &&
+        pods[i].fields.at("metadata.name") == name) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<json> FakeKubeApiServer::Pod(const std::string& ns, const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<size_t> at = FindPod(ns, name);
+  if (!at) return std::nullopt;
+  return json::parse(resources_.at("pods").objects[*at].json);
+}
+
+std::vector<json> FakeKubeApiServer::Events() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return events_;
+}
+
+void FakeKubeApiServer::SetVersion(std::string major, std::string minor, std::string git_version) {
+  std::lock_guard<std::mutex> lock(mu_);
+  version_["major"] = std::move(major);
+  version_["minor"] = std::move(minor);
+  version_["gitVersion"] = std::move(git_version);
 }
 
 std::vector<FakeKubeApiServer::RecordedRequest> FakeKubeApiServer::requests() const {
@@ -270,7 +358,8 @@ bool FakeKubeApiServer::Admit(const httplib::Request& req, httplib::Response& re
     std::string client_cn = ClientCommonName(req);
     requests_.push_back({req.method, req.target, req.get_header_value("Authorization"),
                          req.get_header_value("Accept"), req.get_header_value("Accept-Encoding"),
-                         client_cn, req.remote_port, req.body});
+                         client_cn, req.remote_port, req.body,
+                         req.get_header_value("Content-Type")});
     if (client_cn.empty() && req.get_header_value("Authorization") != "Bearer " + token_) {
       res.status = 401;
       res.set_content(StatusBody(401), "application/json");
@@ -319,8 +408,69 @@ void FakeKubeApiServer::ServeLease(const httplib::Request& req, httplib::Respons
                                 : req.method == "PUT"
                                     ? leases_.Update(ns, req.matches[2].str(), req.body)
                                     : leases_.Get(ns, req.matches[2].str());
-  res.status = reply.status;
-  res.set_content(reply.body.dump(), "application/json");
+  if (reply.status < 300) {
+    NoteResourceVersion(StringField(reply.body["metadata"], "resourceVersion"));
+  }
+  Answer(res, reply.status, reply.body);
+}
+
+void FakeKubeApiServer::ServePod(const httplib::Request& req, httplib::Response& res) {
+  if (!Admit(req, res, "pods", RequestKind::kPod)) return;
+  const std::string name = req.matches[2].str();
+  if (req.method == "PATCH" && MediaType(req) != "application/merge-patch+json") {
+    // The apiserver accepts JSON patches, strategic merge patches and apply too; this fake not.
+    return Answer(res, 415,
+                  KubeStatus(415, "UnsupportedMediaType",
+                             "the body of the request was in an unknown format - accepted media "
+                             "types include: application/merge-patch+json"));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<size_t> at = FindPod(req.matches[1].str(), name);
+  if (!at) {
+    return Answer(res, 404,
+                  KubeStatus(404, "NotFound", "pods \"" + name + "\" not found",
+                             {{"name", name}, {"kind", "pods"}}));
+  }
+  Resource& pods = At("pods");
+  StoredObject& stored = pods.objects[*at];
+  if (req.method == "GET") return res.set_content(stored.json, "application/json");
+  PodUpdate update = MergePatchPod(json::parse(stored.json), req.body);
+  if (update.status == 200 && update.changed) {
+    update.body["metadata"]["resourceVersion"] = std::to_string(++resource_version_);
+    stored = Store(update.body);
+    json event = {{"type", "MODIFIED"}, {"object", update.body}};
+    pods.watch_steps.push_back({WatchStep::Kind::kData, event.dump() + "\n"});
+    changed_.notify_all();
+  }
+  Answer(res, update.status, update.body);
+}
+
+void FakeKubeApiServer::ServeEvent(const httplib::Request& req, httplib::Response& res) {
+  if (!Admit(req, res, "events", RequestKind::kEvent)) return;
+  const std::string ns = req.matches[1].str();
+  json event = json::parse(req.body, nullptr, false);
+  if (!event.is_object() || (event.contains("metadata") && !event["metadata"].is_object())) {
+    return Answer(res, 400, KubeStatus(400, "BadRequest", "the body is not an Event object"));
+  }
+  json& metadata = event["metadata"];
+  if (metadata.is_null()) metadata = json::object();
+  const std::string body_ns = StringField(metadata, "namespace");
+  if (!body_ns.empty() && body_ns != ns) {
+    return Answer(res, 400,
+                  KubeStatus(400, "BadRequest",
+                             "the namespace of the provided object does not match the namespace "
+                             "sent on the request"));
+  }
+  metadata["namespace"] = ns;
+  std::lock_guard<std::mutex> lock(mu_);
+  events_.push_back(event);
+  Answer(res, 201, event);
+}
+
+void FakeKubeApiServer::ServeVersion(const httplib::Request& req, httplib::Response& res) {
+  if (!Admit(req, res, "version", RequestKind::kVersion)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  Answer(res, 200, version_);
 }
 
 void FakeKubeApiServer::ServeList(const httplib::Request& req, httplib::Response& res,

@@ -18,6 +18,19 @@
 //   - PUT  /apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}: 200; 409 Conflict when
 //     the body's resourceVersion is set and stale (empty: unconditional); 404 when missing.
 //   Faults ("leases", kLease) and outages apply to them too; Lease/SetLease read and plant one.
+// And what a scheduling-gate lifter needs (pods as set with SetObjects("pods", ...)):
+//   - GET   /api/v1/namespaces/{ns}/pods/{name}: 200 and the pod, or 404 NotFound.
+//   - PATCH on the same path, Content-Type application/merge-patch+json (else 415
+//     UnsupportedMediaType): applied and validated as the apiserver does (MergePatchPod:
+//     fake_pod_update.h: 409 Conflict on a stale resourceVersion, 422 Invalid for a new gate or a
+//     forbidden scheduling-directive change). A change is stored under a new resourceVersion
+//     from a server-wide counter, above every one the server has handed out or been given, and
+//     pushed as a MODIFIED event onto the pods watch stream. Lists keep the resourceVersion
+//     SetObjects gave them. Faults: ("pods", kPod).
+//   - POST  /api/v1/namespaces/{ns}/events: 201 and the Event (its namespace set), kept for
+//     Events(). Faults: ("events", kEvent).
+//   - GET   /version: v1.31.0 unless SetVersion says otherwise. Faults: ("version", kVersion).
+//   All need the token, are recorded, and meet outages, as the other routes.
 // Every request is recorded (method, target, headers, body) so tests can assert what the client
 // asked.
 //
@@ -26,6 +39,8 @@
 //   api.PushWatchEvent("nodes", {{"type", "ADDED"}, {"object", node_c}});
 //   ... KubeClient against api.url(), api.ca_file(), token "s3cret" ...
 //   api.SetLease("gpuadmit", "gpuadmit", {{"spec", {{"holderIdentity", "replica-a"}}}});
+//   ... the lifter PATCHes a pod's gate away ...
+//   EXPECT_FALSE(api.Pod("team-a", "train-0")->at("spec").contains("schedulingGates"));
 //
 // Thread safety: every method may be called from any thread while the server runs.
 #pragma once
@@ -33,6 +48,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
@@ -56,8 +72,9 @@ namespace gpuadmit::testing {
 
 class FakeKubeApiServer {
  public:
-  // kLease: any request on a Lease (get, create or update).
-  enum class RequestKind { kList, kListContinue, kWatch, kLease };
+  // kLease: any request on a Lease (get, create or update). kPod: a GET or PATCH of one pod.
+  // kEvent: a POST of an Event. kVersion: a GET of /version.
+  enum class RequestKind { kList, kListContinue, kWatch, kLease, kPod, kEvent, kVersion };
 
   // What the next request of a kind meets instead of (or before) its normal answer.
   struct Fault {
@@ -70,7 +87,7 @@ class FakeKubeApiServer {
   };
 
   struct RecordedRequest {
-    std::string method;         // "GET", "POST", "PUT"
+    std::string method;         // "GET", "POST", "PUT", "PATCH"
     std::string target;         // path and query, as sent
     std::string authorization;  // the Authorization header
     std::string accept;
@@ -78,6 +95,7 @@ class FakeKubeApiServer {
     std::string client_common_name;  // of the TLS client certificate, if one was presented
     int remote_port = 0;             // the client's port: one per connection
     std::string body;                // as sent; empty for a GET
+    std::string content_type;        // the Content-Type header; empty for a GET
   };
 
   // Starts serving. `token` is the bearer token requests must carry. With `client_ca_file`, the
@@ -99,7 +117,8 @@ class FakeKubeApiServer {
   // `continue` equal to page i's metadata.continue; any other token is 410 Expired.
   void SetRecordedPages(const std::string& resource, std::vector<std::string> bodies);
   // Applies to the next request of `kind` to `resource`; several queue up in order. Leases'
-  // faults are `resource` "leases" with kind kLease.
+  // faults are `resource` "leases" with kind kLease; one pod's ("pods", kPod); Events'
+  // ("events", kEvent); /version's ("version", kVersion).
   void InjectFault(const std::string& resource, RequestKind kind, Fault fault);
 
   // Watch scripting, per resource; what is pushed before a watch opens waits for it.
@@ -121,6 +140,14 @@ class FakeKubeApiServer {
   // Stores `lease` as `ns`/`name`, replacing any: metadata.name and namespace are set, and a
   // fresh resourceVersion unless it has one (fresh ones given later are above a numeric one).
   void SetLease(const std::string& ns, const std::string& name, nlohmann::json lease);
+
+  // The stored pod `ns`/`name` as GET serves it (after any PATCH); nullopt when there is none.
+  std::optional<nlohmann::json> Pod(const std::string& ns, const std::string& name) const;
+  // The Events POSTed so far, in order, as answered (metadata.namespace set).
+  std::vector<nlohmann::json> Events() const;
+  // What GET /version answers from now on: major, minor ("30+" on some managed clusters) and
+  // gitVersion ("v1.30.2-eks-1234"); platform stays linux/amd64.
+  void SetVersion(std::string major, std::string minor, std::string git_version);
 
   // Every request, of any kind, answers `status` and a Status body until SetOutage(0).
   void SetOutage(int status);
@@ -157,9 +184,17 @@ class FakeKubeApiServer {
              RequestKind kind);
   void Serve(const httplib::Request& req, httplib::Response& res, const std::string& name);
   void ServeLease(const httplib::Request& req, httplib::Response& res);
+  void ServePod(const httplib::Request& req, httplib::Response& res);
+  void ServeEvent(const httplib::Request& req, httplib::Response& res);
+  void ServeVersion(const httplib::Request& req, httplib::Response& res);
   void ServeList(const httplib::Request& req, httplib::Response& res, Resource& r);
   void ServeWatch(const httplib::Request& req, httplib::Response& res, const std::string& name);
   Resource& At(const std::string& name);  // mu_ held
+  // The index of the pod `ns`/`name` among the stored pods; nullopt when none. mu_ held.
+  std::optional<size_t> FindPod(const std::string& ns, const std::string& name) const;
+  // Raises resource_version_ to `resource_version` when that is a number above it. mu_ held.
+  void NoteResourceVersion(const std::string& resource_version);
+  static StoredObject Store(const nlohmann::json& object);  // with its fieldSelector fields
   void Push(const std::string& name, WatchStep step);
   void Listen(int port);  // 0: any free port
 
@@ -172,8 +207,12 @@ class FakeKubeApiServer {
   mutable std::mutex mu_;
   std::condition_variable changed_;  // a push, a watch started, or stopping
   std::string token_;
-  std::map<std::string, Resource> resources_;  // "nodes", "pods"; "leases" for its faults
+  // "nodes", "pods"; "leases", "events" and "version" for their faults
+  std::map<std::string, Resource> resources_;
   FakeLeaseStore leases_;
+  uint64_t resource_version_ = 0;  // the highest resourceVersion handed out or given
+  std::vector<nlohmann::json> events_;
+  nlohmann::json version_;
   std::vector<RecordedRequest> requests_;
   int outage_status_ = 0;
   bool stopping_ = false;

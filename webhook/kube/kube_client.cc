@@ -192,10 +192,12 @@ Result<int> KubeClient::Get(
 }
 
 Result<KubeResponse> KubeClient::Send(std::string_view method, const std::string& path,
-                                      const std::string& json_body) {
+                                      const std::string& json_body, std::string_view content_type) {
   const std::string what = std::string(method) + " " + base_url_ + path;
   if (method == "GET") return List(path);
-  if (method != "POST" && method != "PUT") return Error{what + ": unsupported method"};
+  if (method != "POST" && method != "PUT" && method != "PATCH") {
+    return Error{what + ": unsupported method"};
+  }
   if (cancelled_.load()) return Error{what + ": cancelled"};
   std::string token = BearerToken();
   httplib::Headers headers = {
@@ -204,9 +206,11 @@ Result<KubeResponse> KubeClient::Send(std::string_view method, const std::string
   http_->set_read_timeout(options_.list_read_timeout);
   tls_->ClearVerifyError();
   ScopedSigpipeBlock sigpipe;
-  httplib::Result res =
-      method == "POST" ? http_->Post(path_prefix_ + path, headers, json_body, "application/json")
-                       : http_->Put(path_prefix_ + path, headers, json_body, "application/json");
+  const std::string target = path_prefix_ + path;
+  const std::string type(content_type);
+  httplib::Result res = method == "POST"  ? http_->Post(target, headers, json_body, type)
+                        : method == "PUT" ? http_->Put(target, headers, json_body, type)
+                                          : http_->Patch(target, headers, json_body, type);
   if (cancelled_.load()) return Error{what + ": cancelled"};
   if (res) return KubeResponse{res->status, std::move(res->body)};
   std::string why = res.error() == httplib::Error::SSLConnection ? tls_->VerifyFailure() : "";

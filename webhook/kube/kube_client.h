@@ -59,11 +59,14 @@ class KubeClient final : public KubeApi {
   // response had begun, else Error "cancelled".
   Result<int> Watch(const std::string& path_and_query,
                     const std::function<bool(std::string_view event)>& on_event) override;
-  // One request with a JSON body (POST, PUT) or none (GET), answered whole: for single objects
-  // such as the leader election Lease. Read timeout: list_read_timeout. An HTTP error status is
-  // a response; Error is for transport failures, as List.
+  // One request with a body (POST, PUT, PATCH) or none (GET), answered whole: for single objects
+  // such as the leader election Lease or a Pod's scheduling gates. `content_type` is the body's:
+  // a PATCH passes its patch type, e.g. "application/merge-patch+json". Read timeout:
+  // list_read_timeout. An HTTP error status is a response; Error is for transport failures, as
+  // List.
   Result<KubeResponse> Send(std::string_view method, const std::string& path,
-                            const std::string& json_body = "");
+                            const std::string& json_body = "",
+                            std::string_view content_type = "application/json");
   // Ends the request in progress at once, whatever its stage (connect, TLS handshake, a blocked
   // read), by shutting its socket down. The client stays cancelled: later calls return Error
   // "cancelled" at once, so a Cancel racing the start of a call is never lost.

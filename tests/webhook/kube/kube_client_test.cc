@@ -162,6 +162,31 @@ TEST_F(KubeClientTest, ServerErrorsAreStatusesNotTransportErrors) {
   EXPECT_EQ(client->List("/api/v1/nodes").value().status, 200);  // one fault, then served
 }
 
+TEST_F(KubeClientTest, PatchGoesOutWithItsContentTypeBodyAndToken) {
+  json pod = {{"metadata", {{"name", "train-0"}, {"namespace", "team-a"}}},
+              {"spec", {{"schedulingGates", {{{"name", "gpuadmit.io/capacity"}}}}}}};
+  api_.SetObjects("pods", {pod}, "7");
+  auto client = Client(Config());
+  const std::string patch = R"({"spec":{"schedulingGates":null}})";
+  auto patched = client->Send("PATCH", "/api/v1/namespaces/team-a/pods/train-0", patch,
+                              "application/merge-patch+json");
+  ASSERT_TRUE(patched.ok()) << patched.error().message;
+  EXPECT_EQ(patched.value().status, 200);
+  auto posted = client->Send("POST", "/api/v1/namespaces/team-a/events", "{}");
+  ASSERT_TRUE(posted.ok()) << posted.error().message;
+  EXPECT_EQ(posted.value().status, 201);
+
+  auto requests = api_.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[0].method, "PATCH");
+  EXPECT_EQ(requests[0].target, "/api/v1/namespaces/team-a/pods/train-0");
+  EXPECT_EQ(requests[0].content_type, "application/merge-patch+json");
+  EXPECT_EQ(requests[0].body, patch);
+  EXPECT_EQ(requests[0].authorization, "Bearer token-a");
+  EXPECT_EQ(requests[1].method, "POST");
+  EXPECT_EQ(requests[1].content_type, "application/json");  // the default
+}
+
 TEST_F(KubeClientTest, ListsAndWatchesShareOneKeptAliveConnection) {
   api_.EndWatch("pods");
   auto client = Client(Config());
