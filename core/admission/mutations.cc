@@ -187,6 +187,23 @@ void SetAnnotations(const json& object, const json::json_pointer& metadata_point
   }
 }
 
+// Adds `gate` to spec.schedulingGates: the whole list when the spec has none, else appended
+// when the list lacks it.
+void AddSchedulingGate(const json& spec, const Pointer& spec_at, const std::string& gate,
+                       json& ops) {
+  if (gate.empty()) return;
+  json entry = {{"name", gate}};
+  auto gates = spec.find("schedulingGates");
+  if (gates == spec.end() || !gates->is_array()) {
+    ops.push_back(PatchOperation("add", spec_at / "schedulingGates", json::array({entry})));
+    return;
+  }
+  for (const json& g : *gates) {
+    if (g.is_object() && g.value("name", std::string()) == gate) return;
+  }
+  ops.push_back(PatchOperation("add", spec_at / "schedulingGates" / "-", std::move(entry)));
+}
+
 }  // namespace
 
 void AppendPatch(const json& object, const PodSpecLocation& where, const Decision& decision,
@@ -202,6 +219,7 @@ void AppendPatch(const json& object, const PodSpecLocation& where, const Decisio
     }
   }
   SetNodeSelector(spec, spec_at, decision.node_selector, ops);
+  AddSchedulingGate(spec, spec_at, decision.scheduling_gate, ops);
   SetAnnotations(object, where.metadata, decision, ops);
   AppendPlacementPatch(object, where, decision, ops);
 }

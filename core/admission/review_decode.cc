@@ -31,8 +31,9 @@ const FieldTrie& ContainerFields() {
 
 const FieldTrie& PodSpecFields() {
   static const FieldTrie trie = [] {
-    FieldTrie t = FieldTrie::FromPatterns({"overhead.**", "nodeSelector.**", "affinity.**",
-                                           "tolerations.**", "volumes.*.name", "nodeName"});
+    FieldTrie t =
+        FieldTrie::FromPatterns({"overhead.**", "nodeSelector.**", "affinity.**", "tolerations.**",
+                                 "volumes.*.name", "nodeName", "schedulingGates.*.name"});
     t.Attach("containers.*", &ContainerFields());
     t.Attach("initContainers.*", &ContainerFields());
     return t;

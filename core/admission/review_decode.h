@@ -8,12 +8,13 @@
 // apiVersion and kind; the object's and the pod template's metadata name, generateName,
 // namespace, labels and annotations; of each pod spec its containers and initContainers (name,
 // image, resources, restartPolicy, command, args, the mountPath of each volumeMount), overhead,
-// nodeSelector, affinity, tolerations, the names of its volumes, and nodeName. Every object and
+// nodeSelector, affinity, tolerations, the names of its volumes and of its schedulingGates, and
+// nodeName. Every object and
 // list on a kept path is kept, empty if nothing under it is, so "is it there" reads the same as
 // on the whole object. A custom workload's object (policy.workloads) is kept whole, with its
 // managedFields; so are the request's userInfo and options. A decision that reads another
-// field of the object must add it there: tests/core/admission/review_decode_test.cc checks that every
-// fixture is answered alike either way.
+// field of the object must add it there: tests/core/admission/review_decode_test.cc checks that
+// every fixture is answered alike either way.
 //
 // The text is parsed and fully validated by simdjson's DOM parser (Debian libsimdjson-dev).
 // Whatever simdjson refuses (broken JSON, a lone surrogate escape, an integer past 64 bits,

@@ -41,6 +41,8 @@ std::string_view LiftReasonName(LiftReason reason) {
       return "timeout";
     case LiftReason::kUnplaceable:
       return "unplaceable";
+    case LiftReason::kDisabled:
+      return "disabled";
   }
   return "capacity";
 }

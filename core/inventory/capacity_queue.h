@@ -68,9 +68,12 @@ struct NodeRoom {
   ResourceList free;  // allocatable minus what bound pods (and pods already released) hold
 };
 
-enum class LiftReason { kCapacity, kTimeout, kUnplaceable };
+// Why a gate was lifted. Lift gives the first three; the live lifter (webhook/queue) also
+// releases every pod the policy no longer queues (the queue turned off, or its namespace no
+// longer listed): kDisabled.
+enum class LiftReason { kCapacity, kTimeout, kUnplaceable, kDisabled };
 
-// "capacity", "timeout", "unplaceable": the label of the lifts metric and annotation.
+// "capacity", "timeout", "unplaceable", "disabled": the label of the lifts metric.
 std::string_view LiftReasonName(LiftReason reason);
 
 struct LiftedPod {

@@ -34,6 +34,11 @@ std::vector<WeightedShape> MostCommon(const std::map<PodShape, int64_t>& mix) {
   return out;
 }
 
+// An unbound pod the scheduler does not see yet: it carries a scheduling gate.
+bool IsGated(const PodRecord& pod) {
+  return pod.node.empty() && pod.queued && !pod.queued->scheduling_gates.empty();
+}
+
 }  // namespace
 
 void ClusterState::Count(const PodRecord& pod, int sign) {
@@ -55,6 +60,15 @@ void ClusterState::Count(const PodRecord& pod, int sign) {
     ResourceList& used = used_[pod.node];
     AddInto(used, pod.need, sign);
     if (used.empty()) used_.erase(pod.node);
+    return;
+  }
+  if (IsGated(pod)) {
+    // Not the scheduler's to place yet, so no device is spoken for: kept aside for the lifter.
+    if (sign > 0) {
+      gated_.insert(pod.key);
+    } else {
+      gated_.erase(pod.key);
+    }
     return;
   }
   AddInto(queued_, pod.need, sign);
@@ -116,6 +130,7 @@ void ClusterState::ReplacePods(std::vector<PodRecord> pods) {
   queued_.clear();
   queue_.clear();
   unschedulable_need_.clear();
+  gated_.clear();
   for (PodRecord& p : pods) UpsertPod(std::move(p));
 }
 
@@ -126,6 +141,16 @@ ResourceList ClusterState::CountQueue(std::vector<NodeInventory>& nodes) const {
   ResourceList unplaceable = CountQueuedDemand(queue, nodes);
   AddInto(unplaceable, unschedulable_need_, 1);
   return unplaceable;
+}
+
+void ClusterState::CopyGated(InventorySnapshot& s) const {
+  s.gated_.clear();
+  s.gated_by_.clear();
+  s.gated_.reserve(gated_.size());
+  for (const std::string& key : gated_) {
+    const PodRecord& pod = s.gated_.emplace_back(pods_.at(key));
+    for (const std::string& gate : pod.queued->scheduling_gates) ++s.gated_by_[gate];
+  }
 }
 
 InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
@@ -143,6 +168,7 @@ InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
             [](const NodeInventory& a, const NodeInventory& b) { return a.name() < b.name(); });
   s.queued_ = queued_;
   s.unplaceable_ = CountQueue(s.nodes_);
+  CopyGated(s);
   s.mix_ = MostCommon(mix_);
   s.BuildIndexes();
   return s;
@@ -178,6 +204,7 @@ void ClusterState::Refresh(InventorySnapshot& s, uint64_t version) {
   changed_.clear();
   s.queued_ = queued_;
   s.unplaceable_ = CountQueue(s.nodes_);
+  CopyGated(s);
   for (NodeInventory& n : s.nodes_) {
     if (!n.queued.empty()) moved.push_back(&n);
   }

@@ -2,7 +2,10 @@
 // time (list results and watch events) and published as immutable InventorySnapshots. What a
 // bound pod uses is added to its node as it arrives and taken away as it changes or goes, so no
 // step walks all pods; unbound pods wait in a queue, counted on nodes when a snapshot is taken
-// (queued_demand.h: O(queued pods), plus O(nodes) per resource they ask for).
+// (queued_demand.h: O(queued pods), plus O(nodes) per resource they ask for). An unbound pod
+// that carries a scheduling gate (spec.schedulingGates) is invisible to the scheduler until the
+// gate is lifted: it is kept aside, counted on no node and in no queued demand, and the snapshot
+// lists it (InventorySnapshot::gated(), for the gate lifter). Lifted, it is queued demand again.
 //
 //   ClusterState state("gpuadmit.io/reservation");
 //   state.UpsertPod(ReadPod(object, state.reservation_annotation()));
@@ -70,6 +73,8 @@ class ClusterState {
 
  private:
   void Count(const PodRecord& pod, int sign);
+  // Copies the gated pods into `snapshot` (gated() and its counts by gate): O(gated pods).
+  void CopyGated(InventorySnapshot& snapshot) const;
   // Counts the queued pods onto `nodes` (their `queued`, empty on entry) in queue order; returns
   // what counts nowhere, the pods marked Unschedulable included.
   ResourceList CountQueue(std::vector<NodeInventory>& nodes) const;
@@ -81,14 +86,16 @@ class ClusterState {
   std::unordered_map<std::string, ResourceList> used_;
   // cpu and memory of every non-terminal bound pod, GPU or not, by node name.
   std::unordered_map<std::string, ComputeRequest> compute_used_;
-  std::map<PodShape, int64_t> mix_;             // non-terminal GPU pods, bound or queued, by shape
-  bool tracking_ = false;                       // Refresh has been called: changed_ is kept
+  std::map<PodShape, int64_t> mix_;  // non-terminal GPU pods, bound, queued or gated, by shape
+  bool tracking_ = false;            // Refresh has been called: changed_ is kept
   std::set<std::string, std::less<>> changed_;  // nodes whose bound pods changed since
-  ResourceList queued_;                         // every unbound pod's need
+  ResourceList queued_;                         // every unbound, ungated pod's need
   // The unbound pods with a need, in queue order: (creationTimestamp, key), but for those marked
   // Unschedulable, whose need is summed in unschedulable_need_.
   std::set<std::pair<std::string, std::string>> queue_;
   ResourceList unschedulable_need_;
+  // The keys of the unbound pods with a need held back by a scheduling gate, in key order.
+  std::set<std::string, std::less<>> gated_;
   std::vector<std::string> arrived_reservations_;
 };
 

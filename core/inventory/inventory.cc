@@ -59,6 +59,11 @@ std::span<const std::string_view> InventorySnapshot::ProductsOffering(
   return it->second;
 }
 
+size_t InventorySnapshot::GatedBy(std::string_view gate) const {
+  auto it = gated_by_.find(gate);
+  return it == gated_by_.end() ? 0 : it->second;
+}
+
 void InventorySnapshot::BuildIndexes() {
   by_resource_.clear();
   products_by_resource_.clear();

@@ -1,6 +1,7 @@
 // InventorySnapshot: an immutable picture of the cluster's GPU nodes, what each can allocate,
 // what the non-terminal pods bound to it already use, and what the pods queued for the scheduler
-// are counted on it (queued_demand.h), with per-resource indexes so a decision's
+// are counted on it (queued_demand.h), the pods a scheduling gate holds back from the scheduler
+// (gated(): the capacity queue's, for the gate lifter), with per-resource indexes so a decision's
 // lookup does no work proportional to pods (and usually little proportional to nodes).
 // Published whole by ClusterState (cluster_state.h) and shared read-only by every request as
 // std::shared_ptr<const InventorySnapshot>.
@@ -58,7 +59,7 @@ class InventorySnapshot {
   InventorySnapshot& operator=(const InventorySnapshot&) = delete;
 
   // Builds a snapshot from a v1 List (or NodeList/PodList) whose items are Nodes and Pods.
-  // Succeeded and Failed pods free their devices; unbound pods are queued demand.
+  // Succeeded and Failed pods free their devices; unbound pods are queued demand, or gated().
   // Errors when `list` has no `items` array.
   static Result<InventorySnapshot> FromObjects(const nlohmann::json& list);
 
@@ -77,9 +78,16 @@ class InventorySnapshot {
   // The part of queued() counted on no node: pods that fit on no node they may use, or that the
   // scheduler has marked Unschedulable. It holds no device.
   const ResourceList& unplaceable() const { return unplaceable_; }
+  // The unbound pods with a GPU need that carry a scheduling gate (any, gpuadmit's or not), by
+  // key: the scheduler does not see them, so they are in neither queued() nor any node's queued.
+  // Copies sharing their QueuedFacts (scheduling_gates, priority, created, constraints); few.
+  const std::vector<PodRecord>& gated() const { return gated_; }
+  // How many of gated() carry the gate named `gate`.
+  size_t GatedBy(std::string_view gate) const;
   size_t pod_count() const { return pod_count_; }
   uint64_t version() const { return version_; }
-  // The kMixShapes most common shapes of the GPU pods held, bound or queued, most pods first.
+  // The kMixShapes most common shapes of the GPU pods held, bound, queued or gated, most pods
+  // first.
   const std::vector<WeightedShape>& mix() const { return mix_; }
 
  private:
@@ -94,6 +102,8 @@ class InventorySnapshot {
   std::map<std::string, std::vector<std::string_view>, std::less<>> products_by_resource_;
   ResourceList queued_;
   ResourceList unplaceable_;
+  std::vector<PodRecord> gated_;
+  std::map<std::string, size_t, std::less<>> gated_by_;  // gate name -> pods of gated_ with it
   std::vector<WeightedShape> mix_;
   size_t pod_count_ = 0;
   uint64_t version_ = 0;

@@ -1,6 +1,8 @@
 #include "core/kube/kube_objects.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "core/json/json_fields.h"
 #include "core/kube/quantity.h"
@@ -32,6 +34,18 @@ std::string WantedNode(const json& spec) {
     }
   }
   return "";
+}
+
+// spec.priority; 0 when absent or outside int32, where the apiserver keeps it.
+int32_t Priority(const json& value) {
+  using Limits = std::numeric_limits<int32_t>;
+  if (value.is_number_unsigned()) {
+    uint64_t n = value.get<uint64_t>();
+    return n <= static_cast<uint64_t>(Limits::max()) ? static_cast<int32_t>(n) : 0;
+  }
+  if (!value.is_number_integer()) return 0;
+  int64_t n = value.get<int64_t>();
+  return n >= Limits::min() && n <= Limits::max() ? static_cast<int32_t>(n) : 0;
 }
 
 int64_t Number(const std::map<std::string, std::string, std::less<>>& labels,
@@ -141,6 +155,13 @@ PodRecord ReadPod(const json& pod, std::string_view reservation_annotation) {
       return StringAt(c, {"reason"}) == "Unschedulable";
     });
   }
+  if (const json& gates = At(spec, {"schedulingGates"}); gates.is_array()) {
+    for (const json& g : gates) {
+      std::string name = StringAt(g, {"name"});
+      if (!name.empty()) queued->scheduling_gates.push_back(std::move(name));
+    }
+  }
+  queued->priority = Priority(At(spec, {"priority"}));
   p.queued = std::move(queued);
   return p;
 }
@@ -160,7 +181,8 @@ const FieldTrie& PodFields() {
        "metadata.creationTimestamp", "spec.nodeName", "spec.overhead.**", "spec.nodeSelector.**",
        "spec.affinity.nodeAffinity.**", "spec.tolerations.**", "spec.containers.*.name",
        "spec.containers.*.resources.**", "spec.initContainers.*.name",
-       "spec.initContainers.*.restartPolicy", "spec.initContainers.*.resources.**", "status.phase",
+       "spec.initContainers.*.restartPolicy", "spec.initContainers.*.resources.**",
+       "spec.schedulingGates.*.name", "spec.priority", "status.phase",
        "status.conditions.*.reason"});
   return trie;
 }

@@ -56,6 +56,10 @@ struct QueuedFacts {
   // The scheduler tried and found no node: a condition with reason Unschedulable (only
   // PodScheduled=False carries it).
   bool unschedulable = false;
+  // spec.schedulingGates[].name, in order: while any is there the scheduler does not look at
+  // the pod, so it is no queued demand (cluster_state.h); gpuadmit's own is <prefix>/capacity.
+  std::vector<std::string> scheduling_gates;
+  int32_t priority = 0;  // spec.priority: the capacity queue's first order
 };
 
 // A Pod as the inventory counts it.

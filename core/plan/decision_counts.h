@@ -24,7 +24,7 @@
 
 namespace gpuadmit {
 
-// A (stage, outcome) pair of the four planning stages, and of the review around them.
+// A (stage, outcome) pair of the planning stages, and of the review around them.
 enum class DecisionPoint : uint8_t {
   kRequirementsFilled,     // a GPU count left out was filled in from the parallelism
   kRequirementsCorrected,  // a GPU count that disagreed with the parallelism was corrected
@@ -33,6 +33,7 @@ enum class DecisionPoint : uint8_t {
   kSharingNotApplied,      // a sharing mode was chosen but could not be applied: whole GPUs kept
   kMigFallback,            // a MIG profile free on no usable node was replaced by a smaller one
   kMigExhausted,           // ... and no smaller profile was free either
+  kQueueGated,             // the pod was held back by the capacity gate, to wait in the queue
   kPlacementChosen,        // a node was chosen and the pod steered to it
   kPlacementNone,          // no node could take the pod now: no node affinity added
   kReviewDenied,           // the review was denied by a decision (mig.onExhausted: deny)

@@ -314,6 +314,20 @@ class Ranker {
 
 }  // namespace
 
+std::vector<NodeAsk> AsksOf(const ResourceList& effective) {
+  std::vector<NodeAsk> asks;
+  for (const auto& [resource, count] : effective) {
+    if (count > 0 && IsManagedResource(resource)) asks.push_back({resource, count});
+  }
+  auto rank = [](const NodeAsk& a) {
+    if (a.resource == "nvidia.com/gpu") return 0;
+    return a.resource.starts_with(kMigResourcePrefix) ? 1 : 2;
+  };
+  std::stable_sort(asks.begin(), asks.end(),
+                   [&](const NodeAsk& a, const NodeAsk& b) { return rank(a) < rank(b); });
+  return asks;
+}
+
 const std::string& HostnameOf(const NodeInventory& node) {
   auto it = node.facts->labels.find(kHostnameLabel);
   return it != node.facts->labels.end() ? it->second : node.name();

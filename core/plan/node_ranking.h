@@ -63,6 +63,10 @@ struct NodeAsk {
   int64_t count = 0;
 };
 
+// The managed resources `effective` asks for (count > 0), the one to rank by first: whole GPUs,
+// else the first MIG profile, else the first other (shared GPU replicas). Empty: no GPU asked.
+std::vector<NodeAsk> AsksOf(const ResourceList& effective);
+
 // What ranking found out about one node.
 struct RankedNode {
   const NodeInventory* node = nullptr;

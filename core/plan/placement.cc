@@ -5,7 +5,6 @@
 #include <cstdio>
 
 #include "core/json/json_fields.h"
-#include "core/kube/mig_resource.h"
 #include "core/plan/node_ranking.h"
 
 namespace gpuadmit {
@@ -16,22 +15,6 @@ using nlohmann::json;
 constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
 constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
 constexpr std::string_view kShmPath = "/dev/shm";
-
-// The managed resources the pod asks for, the one placement ranks by first: whole GPUs, else
-// the first MIG profile, else the first other (shared GPU replicas).
-std::vector<NodeAsk> AsksOf(const ResourceList& effective) {
-  std::vector<NodeAsk> asks;
-  for (const auto& [resource, count] : effective) {
-    if (count > 0 && IsManagedResource(resource)) asks.push_back({resource, count});
-  }
-  auto rank = [](const NodeAsk& a) {
-    if (a.resource == "nvidia.com/gpu") return 0;
-    return a.resource.starts_with(kMigResourcePrefix) ? 1 : 2;
-  };
-  std::stable_sort(asks.begin(), asks.end(),
-                   [&](const NodeAsk& a, const NodeAsk& b) { return rank(a) < rank(b); });
-  return asks;
-}
 
 bool ContainsIgnoringCase(std::string_view text, std::string_view part) {
   return std::search(text.begin(), text.end(), part.begin(), part.end(), [](char a, char b) {
@@ -179,23 +162,6 @@ void Explain(const NodeRanking& ranking, const NodeAsk& primary, const Placement
   }
 }
 
-// The pod's constraints once the decision so far is patched in: its nodeSelector entries and
-// required terms narrow the nodes, its tolerations (worker defaults) widen them.
-SchedulingConstraints AsPatched(const SchedulingConstraints& pod, const Decision& d) {
-  SchedulingConstraints c = pod;
-  for (const auto& [key, value] : d.node_selector) c.node_selector[key] = value;
-  if (!d.required.empty() && c.required_terms.empty()) {
-    c.required_terms.push_back({d.required});
-  } else if (!d.required.empty()) {
-    for (NodeSelectorTerm& term : c.required_terms) {
-      if (term.requirements.empty()) continue;  // matches no node, patched or not
-      term.requirements.insert(term.requirements.end(), d.required.begin(), d.required.end());
-    }
-  }
-  c.tolerations.insert(c.tolerations.end(), d.tolerations.begin(), d.tolerations.end());
-  return c;
-}
-
 void SelectNode(const PodRequest& pod, const PlanContext& context,
                 const SchedulingConstraints& constraints, const std::vector<NodeAsk>& asks,
                 Decision& d) {
@@ -277,6 +243,10 @@ void PlanPlacement(const PodRequest& pod, const PlanContext& context, PlanState&
   AddWorkerDefaults(pod, policy.worker_defaults, d);
   if (state.opted_out) {
     d.trail.push_back("placement: optimize is off for this pod; worker defaults only");
+    return;
+  }
+  if (state.gated) {
+    d.trail.push_back("placement: gated; the gate lifter pins the node when capacity frees");
     return;
   }
   if (!policy.placement.enabled) {

@@ -5,6 +5,7 @@
 #include "core/plan/estimation.h"
 #include "core/plan/mig_fallback.h"
 #include "core/plan/placement.h"
+#include "core/plan/queue_gate.h"
 #include "core/plan/sharing.h"
 
 namespace gpuadmit {
@@ -104,6 +105,21 @@ void PlanState::Swap(const std::string& from, const std::string& to, const Resou
   effective = EffectiveRequest(containers, overhead);
 }
 
+SchedulingConstraints AsPatched(const SchedulingConstraints& pod, const Decision& d) {
+  SchedulingConstraints c = pod;
+  for (const auto& [key, value] : d.node_selector) c.node_selector[key] = value;
+  if (!d.required.empty() && c.required_terms.empty()) {
+    c.required_terms.push_back({d.required});
+  } else if (!d.required.empty()) {
+    for (NodeSelectorTerm& term : c.required_terms) {
+      if (term.requirements.empty()) continue;  // matches no node, patched or not
+      term.requirements.insert(term.requirements.end(), d.required.begin(), d.required.end());
+    }
+  }
+  c.tolerations.insert(c.tolerations.end(), d.tolerations.begin(), d.tolerations.end());
+  return c;
+}
+
 const NodeInventory* FindFreeNode(const PodRequest& pod, const PlanContext& context,
                                   const std::string& resource, int64_t count,
                                   std::span<const std::string_view> products) {
@@ -161,6 +177,7 @@ Decision Plan(const PodRequest& pod, const PlanContext& context) {
   if (d.deny) return d;
   PlanMigFallback(pod, context, state, d);
   if (d.deny) return d;
+  PlanQueueGate(pod, context, state, d);
   PlanPlacement(pod, context, state, d);
   return d;
 }

@@ -10,8 +10,9 @@
 // (PlanState) and adding to the Decision:
 //   1. requirements  GPU count from parallelism, GPU memory need    core/plan/estimation.h
 //   2. sharing       exclusive / MIG / MPS / time-slicing           core/plan/sharing.h
-//   3. MIG fallback  a smaller profile when the asked one is free nowhere   core/plan/mig_fallback.h
-//   4. placement     node affinity, GPU type preference, worker defaults    core/plan/placement.h
+//   3. MIG fallback  a smaller profile when the asked one is free nowhere core/plan/mig_fallback.h
+//   4. queue gate    a scheduling gate while it fits nowhere (issue 18)    core/plan/queue_gate.h
+//   5. placement     node affinity, GPU type preference, worker defaults    core/plan/placement.h
 //
 // Thread safety: pure functions over immutable inputs.
 #pragma once
@@ -102,10 +103,12 @@ struct Decision {
   std::vector<Claim> claims;          // the devices the decision counted on, to reserve
   DecisionCounts tally;               // what each stage did, for the decision metrics
   std::string node;                   // the node placement chose; "" when none
+  std::string scheduling_gate;        // a gate to add to spec.schedulingGates; "" none
 
   bool Changes() const {
     return !counts.empty() || !swaps.empty() || !node_selector.empty() || !required.empty() ||
-           !preferred.empty() || !tolerations.empty() || !shm_size.empty() || !annotations.empty();
+           !preferred.empty() || !tolerations.empty() || !shm_size.empty() ||
+           !annotations.empty() || !scheduling_gate.empty();
   }
 };
 
@@ -128,12 +131,19 @@ struct PlanState {
   int64_t gpu_memory_mib = 0;              // GPU memory need per GPU; 0 when unknown
   SharingMode mode = SharingMode::kExclusive;
   bool opted_out = false;  // <prefix>/optimize: "false": only worker defaults apply
+  // The queue gate holds the pod back (queue_gate.h): placement steers it nowhere and counts no
+  // devices; the gate lifter pins the node when capacity frees.
+  bool gated = false;
 
   // Replaces `from` by `to` in every container and recomputes `effective`.
   void Swap(const std::string& from, const std::string& to, const ResourceList& overhead);
 };
 
-// Plans one pod spec: the four stages in order. A pod whose GPU quantities cannot all be read
+// The pod's constraints once `decision` so far is patched in: its nodeSelector entries and
+// required terms narrow the nodes, its tolerations (worker defaults) widen them.
+SchedulingConstraints AsPatched(const SchedulingConstraints& pod, const Decision& decision);
+
+// Plans one pod spec: the stages in order. A pod whose GPU quantities cannot all be read
 // is left unchanged (the apiserver rejects it anyway).
 Decision Plan(const PodRequest& pod, const PlanContext& context);
 

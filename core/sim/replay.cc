@@ -257,6 +257,11 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
   if (queueing) {
     for (const SimNode& n : nodes) rooms.push_back(RoomOf(n));
   }
+  // The replay gates a pod itself, when the scheduler would take it (Step::kSchedule), so the
+  // reviews run without the admission's queue gate (core/plan/queue_gate.h): a gate on the pod
+  // object would take it out of the queued demand the snapshot counts.
+  Policy reviewed = policy != nullptr ? *policy : Policy{};
+  reviewed.queue.enabled = false;
   // Binds pod `i` to node `at`, as the scheduler does once it has chosen.
   auto bind = [&](size_t i, size_t at) {
     PodState& p = pods[i];
@@ -365,7 +370,7 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
           ledgers[next_replica].Expire(now_point);
           next_replica = (next_replica + 1) % replicas.size();
           state.Refresh(snapshot, ++version);
-          ReviewContext context{snapshot, *policy, nullptr, &replica};
+          ReviewContext context{snapshot, reviewed, nullptr, &replica};
           Admitted admitted = Admit(std::move(object), "sim-" + std::to_string(e.pod), context);
           object = std::move(admitted.pod);
           result.fallbacks += admitted.fell_back ? 1 : 0;

@@ -367,8 +367,10 @@ def check_base(kinds, where, policy_text):
                 for v in r.get("verbs", []):
                     perms.add((g, res, v))
     want = {("", res, v) for res in ("nodes", "pods") for v in ("get", "list", "watch")}
+    want |= {("", "pods", "patch"), ("", "events", "create")}  # the capacity queue's lifter
     report(perms == want and not extra,
-           where + ": ClusterRole grants exactly get/list/watch on nodes and pods",
+           where + ": ClusterRole grants exactly get/list/watch on nodes and pods, patch on pods "
+           "and create on events",
            str(sorted(perms)))
     lease_role = one(kinds, "Role", "gpuadmit-leader-election") or {}
     lease_perms = set()

@@ -45,11 +45,13 @@ constexpr std::array<Counter, kDecisionPoints> kDecisionCounters = {
     Counter::kDecisionRequirementsFilled, Counter::kDecisionRequirementsCorrected,
     Counter::kDecisionRequirementsWarned, Counter::kDecisionSharingApplied,
     Counter::kDecisionSharingNotApplied,  Counter::kDecisionMigFallback,
-    Counter::kDecisionMigExhausted,       Counter::kDecisionPlacementChosen,
-    Counter::kDecisionPlacementNone,      Counter::kDecisionReviewDenied,
-    Counter::kDecisionReviewSkippedStale,
+    Counter::kDecisionMigExhausted,       Counter::kDecisionQueueGated,
+    Counter::kDecisionPlacementChosen,    Counter::kDecisionPlacementNone,
+    Counter::kDecisionReviewDenied,       Counter::kDecisionReviewSkippedStale,
 };
 static_assert(EveryEntryGiven(kDecisionCounters) &&
+              kDecisionCounters[static_cast<size_t>(DecisionPoint::kQueueGated)] ==
+                  Counter::kDecisionQueueGated &&
               kDecisionCounters[static_cast<size_t>(DecisionPoint::kReviewSkippedStale)] ==
                   Counter::kDecisionReviewSkippedStale);
 

@@ -101,8 +101,8 @@ int CheckPolicyCommand(int argc, char** argv) {
   std::cout << f.positional()[0] << ": ok\n";
   if (policy.value().queue.enabled) {
     std::cout << f.positional()[0]
-              << ": note: queue.enabled takes effect in gpuadmit simulate only; serve refuses it "
-                 "until the gate lifter is built (issue 18)\n";
+              << ": note: queue.enabled needs the Kubernetes API at 1.30 or newer, and RBAC to "
+                 "patch pods and create events (docs/queue.md)\n";
   }
   return kExitOk;
 }

@@ -14,6 +14,7 @@
 #include <ctime>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -32,6 +33,8 @@
 #include "webhook/kube/kube_source.h"
 #include "webhook/os/file_reloader.h"
 #include "webhook/os/read_file.h"
+#include "webhook/queue/gate_lifter.h"
+#include "webhook/queue/queue_support.h"
 #include "webhook/server/metrics_server.h"
 #include "webhook/server/tls_server.h"
 #include "webhook/sources/config_files.h"
@@ -93,6 +96,12 @@ class ClusterFileSource {
   FileReloader reloader_;
 };
 
+// This machine's hostname (the pod's name in a Deployment), "" when it has none.
+std::string Hostname() {
+  char name[256] = {};
+  return gethostname(name, sizeof name - 1) == 0 ? name : "";
+}
+
 // --leader-elect's flags into `out`; an error message for a bad command line, else "".
 std::string ElectionSettings(const Flags& f, LeaderRoutingSettings& out) {
   if (f.Has("cluster")) {
@@ -122,8 +131,7 @@ std::string ElectionSettings(const Flags& f, LeaderRoutingSettings& out) {
   }
   out.identity = f.Value("id");
   if (out.identity.empty()) {
-    char name[256] = {};
-    if (gethostname(name, sizeof name - 1) == 0) out.identity = name;
+    out.identity = Hostname();
     if (out.identity.empty()) return "--leader-elect needs --id NAME (no hostname to default to)";
   }
   // client-go's and kube-scheduler's defaults: 15 s, 10 s, 2 s (seconds, fractions allowed).
@@ -274,10 +282,26 @@ int ServeCommand(int argc, char** argv) {
     if (!made.ok()) return ConfigError(made.error().message);
     metrics_server = std::move(made).value();
   }
+  // The Kubernetes API, unless the inventory is a --cluster file.
+  std::optional<KubeConfig> kube_config;
+  if (!f.Has("cluster")) {
+    auto config = KubeConfigFor(f.Value("kubeconfig"), f.Value("context"));
+    if (!config.ok()) return ConfigError(config.error().message);
+    kube_config = std::move(config).value();
+  }
+  // A policy whose queue cannot work here is refused, at start and on reload.
+  std::unique_ptr<KubeClient> version_client;
+  if (kube_config) {
+    auto made = KubeClient::Create(*kube_config);
+    if (!made.ok()) return ConfigError(made.error().message);
+    version_client = std::move(made).value();
+  }
+  QueueSupport queue_support(std::move(version_client));
   PolicyFileSource policy(
       f.Value("policy"),
       [&handler](std::shared_ptr<const Policy> p) { handler.SetPolicy(std::move(p)); }, metrics,
       log);
+  policy.SetServable([&queue_support](const Policy& p) { return queue_support.Check(p); });
   if (!policy.Load(/*initial=*/true)) return ConfigError(policy.error());
   policy.Start();
 
@@ -319,13 +343,11 @@ int ServeCommand(int argc, char** argv) {
     if (!file_source->Load(/*initial=*/true)) return ConfigError(file_source->error());
     file_source->Start();
   } else {
-    auto config = KubeConfigFor(f.Value("kubeconfig"), f.Value("context"));
-    if (!config.ok()) return ConfigError(config.error().message);
-    auto kube = StartKubeSource(config.value(), clock, log, handler, ledger);
+    auto kube = StartKubeSource(*kube_config, clock, log, handler, ledger);
     if (!kube.ok()) return ConfigError(kube.error().message);
     kube_source = std::move(kube).value();
     if (f.Has("leader-elect")) {
-      auto started = LeaderRouting::Start(election, config.value(), handler, metrics, log);
+      auto started = LeaderRouting::Start(election, *kube_config, handler, metrics, log);
       if (!started.ok()) return ConfigError(started.error().message);
       routing = std::move(started).value();
       server.value()->SetReviewRoute(
@@ -333,6 +355,21 @@ int ServeCommand(int argc, char** argv) {
             return r.Route(type, body, forwarded);
           });
     }
+  }
+
+  // The capacity queue's gate lifter: idle while the policy queues nothing; with --leader-elect,
+  // only the leader lifts.
+  std::unique_ptr<KubeClient> lifter_client;
+  std::unique_ptr<GateLifter> lifter;
+  if (kube_config) {
+    auto made = KubeClient::Create(*kube_config);
+    if (!made.ok()) return ConfigError(made.error().message);
+    lifter_client = std::move(made).value();
+    GateLifterOptions lifting;
+    lifting.instance = routing ? election.identity : Hostname();
+    if (routing) lifting.leading = [&r = *routing] { return r.IsLeader(); };
+    lifter = std::make_unique<GateLifter>(*lifter_client, handler, log, metrics, lifting);
+    lifter->Start();
   }
 
   // The status page and the report, on both listeners. The report reads the nodes and pods
@@ -413,6 +450,11 @@ int ServeCommand(int argc, char** argv) {
   // The Lease released at once, so another replica leads within its next retry (2 s); reviews
   // still arriving here are forwarded to it, or decided here until it is known.
   if (routing) routing->Stop();
+  // No gate is lifted after this: the pass in progress ends, and the next leader carries on.
+  if (lifter) {
+    lifter_client->Cancel();  // a request in progress ends at once
+    lifter->Stop();
+  }
   // 8 s: inside the 10 s the issue allows, and inside Kubernetes' 30 s grace period.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
   // 200 ms: a request already being read when the listener closed reaches routing well within it.

@@ -14,24 +14,13 @@ PolicyFileSource::PolicyFileSource(std::string path, Publish publish, Metrics& m
       log_(log),
       reloader_(path_, interval, [this] { Load(/*initial=*/false); }) {}
 
-namespace {
-
-// What serve cannot act on in a policy that is otherwise valid: an error, so that the first load
-// stops serve and a reload keeps the last good policy, as for any invalid one.
-Result<Policy> ServablePolicy(const std::string& path, Result<Policy> policy) {
-  if (policy.ok() && policy.value().queue.enabled) {
-    return Error{path +
-                 ": queue.enabled needs the gate lifter, which this version does not have; see "
-                 "issue 18 (the queue takes effect in gpuadmit simulate only)"};
-  }
-  return policy;
-}
-
-}  // namespace
-
 bool PolicyFileSource::Load(bool initial) {
   std::string text;
-  auto policy = ServablePolicy(path_, LoadPolicyFile(path_, &text));
+  auto policy = LoadPolicyFile(path_, &text);
+  if (policy.ok() && servable_) {
+    if (std::string why = servable_(policy.value()); !why.empty())
+      policy = Error{path_ + ": " + why};
+  }
   if (!policy.ok()) {
     error_ = policy.error().message;
     if (!initial) {

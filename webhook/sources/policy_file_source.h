@@ -36,6 +36,13 @@ class PolicyFileSource {
   PolicyFileSource(std::string path, Publish publish, Metrics& metrics, Logger& log,
                    std::chrono::milliseconds interval = kDefaultInterval);
 
+  // What the server can act on, beyond validity: "" to accept a valid policy, else why it is
+  // refused (serve: queue.enabled without the Kubernetes API, or on a cluster older than 1.30).
+  // A refused policy is treated as an invalid one: the first load fails, a reload keeps the last
+  // good policy. Set before Load; by default every valid policy is accepted.
+  using Servable = std::function<std::string(const Policy&)>;
+  void SetServable(Servable servable) { servable_ = std::move(servable); }
+
   // Loads and validates the file and publishes it. On failure keeps what was published before,
   // stores every issue in error() and, unless `initial`, logs a warning and counts it. True
   // when the file was published.
@@ -63,6 +70,7 @@ class PolicyFileSource {
   Publish publish_;
   Metrics& metrics_;
   Logger& log_;
+  Servable servable_;
   std::string error_;
   std::atomic<std::shared_ptr<const Loaded>> loaded_;
   FileReloader reloader_;

@@ -57,6 +57,18 @@ constexpr CounterInfo kCounters[] = {
      "not answer in time (--leader-elect)."},
     {Counter::kForwardLeaderFailed, "gpuadmit_forward_failures_total", R"(reason="leader_failed")",
      ""},
+    {Counter::kQueueLiftsCapacity, "gpuadmit_queue_lifts_total", R"(reason="capacity")",
+     "Capacity gates the leader lifted, by why: capacity freed (the pod is pinned where it was "
+     "counted), its timeout, no node could ever hold it, or the policy no longer queues it."},
+    {Counter::kQueueLiftsTimeout, "gpuadmit_queue_lifts_total", R"(reason="timeout")", ""},
+    {Counter::kQueueLiftsUnplaceable, "gpuadmit_queue_lifts_total", R"(reason="unplaceable")", ""},
+    {Counter::kQueueLiftsDisabled, "gpuadmit_queue_lifts_total", R"(reason="disabled")", ""},
+    {Counter::kQueueLiftConflicts, "gpuadmit_queue_lift_conflicts_total", "",
+     "Gate lifts the apiserver refused with 409 because the pod changed since it was read; read "
+     "again next pass."},
+    {Counter::kQueueLiftFailures, "gpuadmit_queue_lift_failures_total", "",
+     "Gate lifts that failed otherwise (an API error, a missing RBAC permission); retried next "
+     "pass."},
     {Counter::kSnapshots, "gpuadmit_inventory_snapshots_total", "",
      "Inventory snapshots handed to decisions: one per batch of watch events, relist or cluster "
      "file load."},
@@ -77,6 +89,8 @@ constexpr CounterInfo kCounters[] = {
      R"(stage="mig_fallback",outcome="fallback")", ""},
     {Counter::kDecisionMigExhausted, "gpuadmit_decisions_total",
      R"(stage="mig_fallback",outcome="exhausted")", ""},
+    {Counter::kDecisionQueueGated, "gpuadmit_decisions_total", R"(stage="queue",outcome="gated")",
+     ""},
     {Counter::kDecisionPlacementChosen, "gpuadmit_decisions_total",
      R"(stage="placement",outcome="chosen")", ""},
     {Counter::kDecisionPlacementNone, "gpuadmit_decisions_total",
@@ -186,7 +200,7 @@ void Metrics::SetInventory(const std::vector<ResourceSeries>& resources,
 void Metrics::Histogram::Observe(std::chrono::nanoseconds took) {
   double seconds = std::chrono::duration<double>(took).count();
   size_t i = 0;
-  while (i < kBuckets.size() && seconds > kBuckets[i]) ++i;
+  while (i < bounds.size() && seconds > bounds[i]) ++i;
   buckets[i].fetch_add(1, std::memory_order_relaxed);
   nanos.fetch_add(static_cast<uint64_t>(took.count()), std::memory_order_relaxed);
 }
@@ -195,11 +209,11 @@ void Metrics::Histogram::Render(std::string& out, std::string_view name,
                                 std::string_view help) const {
   out += fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
   uint64_t cumulative = 0;
-  for (size_t i = 0; i < kBuckets.size(); ++i) {
+  for (size_t i = 0; i < bounds.size(); ++i) {
     cumulative += buckets[i].load(std::memory_order_relaxed);
-    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, kBuckets[i], cumulative);
+    out += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, bounds[i], cumulative);
   }
-  cumulative += buckets[kBuckets.size()].load(std::memory_order_relaxed);
+  cumulative += buckets[bounds.size()].load(std::memory_order_relaxed);
   out += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n", name, cumulative);
   out += fmt::format("{}_sum {}\n", name, nanos.load(std::memory_order_relaxed) / 1e9);
   out += fmt::format("{}_count {}\n", name, cumulative);
@@ -208,6 +222,11 @@ void Metrics::Histogram::Render(std::string& out, std::string_view name,
 void Metrics::ObserveReview(std::chrono::nanoseconds took) { reviews_.Observe(took); }
 
 void Metrics::ObserveForward(std::chrono::nanoseconds took) { forwards_.Observe(took); }
+
+void Metrics::ObserveQueueWait(double seconds) {
+  queue_waits_.Observe(
+      std::chrono::nanoseconds(static_cast<int64_t>(std::max(seconds, 0.0) * 1e9)));
+}
 
 void Metrics::IncMigFallback(std::string_view from, std::string_view to) {
   auto before = [](const FallbackPair& p, std::pair<std::string_view, std::string_view> key) {
@@ -274,6 +293,13 @@ std::string Metrics::Render() const {
                   "Time to decode, plan, patch and encode one review.");
   forwards_.Render(out, "gpuadmit_forward_duration_seconds",
                    "Time from forwarding a review to the leader to its answer (--leader-elect).");
+  queue_waits_.Render(out, "gpuadmit_queue_wait_seconds",
+                      "Time a pod waited behind the capacity gate, from its creation to the lift.");
+  out +=
+      "# HELP gpuadmit_queue_pods Pods held by the capacity gate, as this replica's inventory "
+      "shows them.\n"
+      "# TYPE gpuadmit_queue_pods gauge\n";
+  out += fmt::format("gpuadmit_queue_pods {}\n", queue_waiting_.load(std::memory_order_relaxed));
   if (!build_labels_.empty()) {
     out +=
         "# HELP gpuadmit_build_info The version, revision and build date of this binary, and the "

@@ -50,6 +50,13 @@ enum class Counter {
   kForwardedAnswered,      // --leader-elect: a review forwarded to the leader, its answer passed on
   kForwardNoLeader,        // degraded: no leader known; decided here
   kForwardLeaderFailed,    // degraded: the leader did not answer in time (or refused); decided here
+  // gpuadmit_queue_lifts_total{reason}: capacity gates the leader lifted (webhook/queue).
+  kQueueLiftsCapacity,
+  kQueueLiftsTimeout,
+  kQueueLiftsUnplaceable,
+  kQueueLiftsDisabled,
+  kQueueLiftConflicts,  // a lift met 409 (the pod changed since it was read); retried
+  kQueueLiftFailures,   // degraded: a lift failed otherwise (API error, RBAC); retried
   // gpuadmit_decisions_total{stage,outcome}: what the planning stages did, per pod spec planned
   // (core/plan/decision_counts.h, DecisionPoint), and per review (kDecisionReview*).
   kDecisionRequirementsFilled,
@@ -59,6 +66,7 @@ enum class Counter {
   kDecisionSharingNotApplied,
   kDecisionMigFallback,
   kDecisionMigExhausted,
+  kDecisionQueueGated,
   kDecisionPlacementChosen,
   kDecisionPlacementNone,
   kDecisionReviewDenied,
@@ -85,6 +93,10 @@ class Metrics {
   void ObserveReview(std::chrono::nanoseconds took);
   // A review forwarded to the leader: from sending it to its answer (--leader-elect).
   void ObserveForward(std::chrono::nanoseconds took);
+  // A capacity gate lifted after the pod waited `seconds` (gpuadmit_queue_wait_seconds).
+  void ObserveQueueWait(double seconds);
+  // gpuadmit_queue_pods: pods held by the capacity gate, as this replica's inventory shows them.
+  void SetQueueWaiting(int64_t pods) { queue_waiting_.store(pods, std::memory_order_relaxed); }
   std::string Render() const;
 
   // gpuadmit_mig_fallbacks_total{from_profile,to_profile}: a pod asking for MIG profile `from`
@@ -145,17 +157,25 @@ class Metrics {
   // webhook's timeoutSeconds (5), so a p99 near it (the monitoring overlay's alert) is visible.
   static constexpr std::array<double, 12> kBuckets = {50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3,
                                                       5e-3,  10e-3,  100e-3, 1.0,    2.5,  5.0};
+  // Queue wait buckets in seconds, from a lift within a pass (1 s) to the longest timeout the
+  // policy allows (24 h).
+  static constexpr std::array<double, 12> kQueueWaitBuckets = {1,   5,   15,   30,   60,    120,
+                                                               300, 600, 1800, 3600, 21600, 86400};
 
  private:
   std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::kCount)> counters_{};
   struct Histogram {
+    explicit Histogram(const std::array<double, 12>& b) : bounds(b) {}
+    const std::array<double, 12>& bounds;
     std::array<std::atomic<uint64_t>, kBuckets.size() + 1> buckets{};
     std::atomic<uint64_t> nanos{0};
     void Observe(std::chrono::nanoseconds took);
     void Render(std::string& out, std::string_view name, std::string_view help) const;
   };
-  Histogram reviews_;
-  Histogram forwards_;
+  Histogram reviews_{kBuckets};
+  Histogram forwards_{kBuckets};
+  Histogram queue_waits_{kQueueWaitBuckets};
+  std::atomic<int64_t> queue_waiting_{0};
   std::string build_labels_;
   std::atomic<int64_t> certificate_expiry_{0};  // 0: not set
   std::atomic<int> leader_{0};

@@ -168,6 +168,23 @@ TEST(AppendPatchNodeSelector, CreatesTheMapAddsMissingKeysAndLeavesMatchingOnes)
   EXPECT_EQ(PatchOf(pod, d), json::array());
 }
 
+TEST(AppendPatchSchedulingGate, CreatesTheListAppendsToOneAndNeverAddsItTwice) {
+  Decision d;
+  d.scheduling_gate = "gpuadmit.io/capacity";
+  json pod = PodWith(json::array());
+  EXPECT_EQ(PatchOf(pod, d), json::parse(R"([{"op":"add","path":"/spec/schedulingGates",
+      "value":[{"name":"gpuadmit.io/capacity"}]}])"));
+  pod["spec"]["schedulingGates"] = {{{"name", "example.com/quota"}}};
+  json ops = PatchOf(pod, d);
+  EXPECT_EQ(ops, json::parse(R"([{"op":"add","path":"/spec/schedulingGates/-",
+      "value":{"name":"gpuadmit.io/capacity"}}])"));
+  json patched = pod.patch(ops);
+  EXPECT_EQ(patched["spec"]["schedulingGates"],
+            json::parse(R"([{"name":"example.com/quota"},{"name":"gpuadmit.io/capacity"}])"));
+  EXPECT_EQ(PatchOf(patched, d), json::array());
+  EXPECT_EQ(PatchOf(pod, Decision{}), json::array());  // no gate decided: none added
+}
+
 }  // namespace
 }  // namespace gpuadmit
 

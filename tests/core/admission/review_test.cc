@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "core/admission/admission.h"
 #include "tests/fakes/test_cluster.h"
 
@@ -225,6 +227,39 @@ TEST(Fallback, ThePolicyCanSwitchItOffAndChangeThePrefix) {
   prefixed.annotation_prefix = "gpu.example.com";
   EXPECT_EQ(ReviewOf(body, s, prefixed).patch.back()["value"],
             json({{"gpu.example.com/fallback", "2g.20gb->1g.10gb"}}));
+}
+
+TEST(QueueReview, APodThatFitsNowhereIsGatedReservesNothingAndIsGatedOnce) {
+  json review = json::parse(ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"));
+  review["request"]["object"]["spec"]["schedulingGates"] = {{{"name", "example.com/quota"}}};
+  std::string body = review.dump();
+  InventorySnapshot s = SnapshotOf(Exhausted2gAnd1g());
+  Policy p = FallbackOnly();
+  p.queue.enabled = true;
+  ReservationLedger ledger(std::chrono::seconds(30));
+  LedgerReservations reservations(ledger);
+  auto r = Review(body, s, p, &reservations);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().decisions.Count(DecisionPoint::kQueueGated), 1u);
+  EXPECT_EQ(ledger.size(), 0u);
+  json response = json::parse(r.value().body).at("response");
+  json patch = testing::PatchOf(response);
+  EXPECT_EQ(patch, json::parse(R"([
+    {"op":"add","path":"/spec/schedulingGates/-","value":{"name":"gpuadmit.io/capacity"}},
+    {"op":"add","path":"/metadata/annotations","value":{
+      "gpuadmit.io/queue":"waiting: 1 nvidia.com/mig-2g.20gb free on no node it may use"}}
+  ])"));
+  auto again = Review(Patched(body, patch), s, p, &reservations);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(json::parse(again.value().body)["response"].contains("patch"));
+  // The same pod where 2g.20gb is free: no gate, placed, and its device reserved.
+  p.placement.enabled = true;
+  auto fits = Review(ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"),
+                     SnapshotOf(DemoCluster()), p, &reservations);
+  ASSERT_TRUE(fits.ok());
+  EXPECT_EQ(fits.value().decisions.Count(DecisionPoint::kQueueGated), 0u);
+  EXPECT_EQ(fits.value().node, "gpu-medium");
+  EXPECT_EQ(ledger.size(), 1u);
 }
 
 TEST(Review, PassesWhatItMustNotTouch) {

@@ -15,6 +15,13 @@ namespace {
 using nlohmann::json;
 
 constexpr char k2g[] = "nvidia.com/mig-2g.20gb";
+constexpr char kGate[] = "gpuadmit.io/capacity";
+
+// Queued facts of an unbound pod created at `created` and held back by `gates`.
+std::shared_ptr<const QueuedFacts> Gated(std::vector<std::string> gates, std::string created = "") {
+  return std::make_shared<QueuedFacts>(
+      QueuedFacts{.created = std::move(created), .scheduling_gates = std::move(gates)});
+}
 
 PodRecord Pod(std::string key, std::string node, int64_t count, bool terminal = false) {
   PodRecord p;
@@ -128,6 +135,9 @@ std::string Describe(const InventorySnapshot& s) {
     out += "\n";
   }
   out += "queued " + json(s.queued()).dump() + " unplaceable " + json(s.unplaceable()).dump();
+  out += " gated";
+  for (const PodRecord& p : s.gated()) out += " " + p.key;
+  out += " capacity-gated " + std::to_string(s.GatedBy(kGate));
   for (const WeightedShape& w : s.mix())
     out += " " + w.shape.resource + "x" + std::to_string(w.pods);
   return out + " pods " + std::to_string(s.pod_count());
@@ -159,6 +169,7 @@ TEST(ClusterState, ARefreshedSnapshotIsTheSnapshotTakenAfresh) {
         if (next(2) == 0) p.need = {{"nvidia.com/gpu", 1 + static_cast<int64_t>(next(8))}};
         if (next(3) == 0)
           p.queued = std::make_shared<QueuedFacts>(QueuedFacts{.unschedulable = true});
+        if (next(4) == 0) p.queued = Gated({kGate});
         state.UpsertPod(p);
         break;
       }
@@ -204,6 +215,66 @@ TEST(ClusterState, ABacklogMarkedUnschedulableCountsNowhereAndHidesNoDeviceFromT
   state.Refresh(refreshed, 2);
   EXPECT_EQ(refreshed.unplaceable(), (ResourceList{{k2g, 2 + 3}}));
   EXPECT_EQ(Describe(refreshed), Describe(state.Snapshot(2)));
+}
+
+TEST(ClusterState, AGatedPodIsNoQueuedDemandAndTheSnapshotListsItByKey) {
+  ClusterState state("gpuadmit.io/reservation");
+  state.UpsertNode(Node("n1", 4));
+  PodRecord waiting = Pod("ns/waiting", "", 3);
+  waiting.queued = Gated({kGate}, "2026-11-25T10:00:00Z");
+  PodRecord other = Pod("ns/b-other", "", 4);  // another controller's gate, and ours
+  other.queued = Gated({"example.com/quota", kGate}, "2026-11-25T10:00:01Z");
+  PodRecord queued = Pod("ns/queued", "", 2);
+  queued.queued = Gated({}, "2026-11-25T10:00:02Z");
+  for (const PodRecord& p : {waiting, other, queued}) state.UpsertPod(p);
+  InventorySnapshot refreshed;
+  state.Refresh(refreshed, 1);
+  InventorySnapshot taken = state.Snapshot(1);
+  for (const InventorySnapshot* s : {&refreshed, &taken}) {
+    EXPECT_EQ(s->queued(), (ResourceList{{k2g, 2}}));
+    EXPECT_TRUE(s->unplaceable().empty());
+    EXPECT_EQ(s->FindNode("n1")->queued, (ResourceList{{k2g, 2}}));
+    ASSERT_EQ(s->gated().size(), 2u);
+    EXPECT_EQ(s->gated()[0].key, "ns/b-other");
+    EXPECT_EQ(s->gated()[1].key, "ns/waiting");
+    EXPECT_EQ(s->gated()[1].queued, waiting.queued);  // shared, not copied
+    EXPECT_EQ(s->GatedBy(kGate), 2u);
+    EXPECT_EQ(s->GatedBy("example.com/quota"), 1u);
+    EXPECT_EQ(s->GatedBy("example.com/other"), 0u);
+    EXPECT_EQ(s->pod_count(), 3u);
+  }
+  // The gate lifted: queued demand again, first in creation order, so ns/queued no longer fits.
+  waiting.queued = Gated({}, "2026-11-25T10:00:00Z");
+  state.UpsertPod(waiting);
+  // Bound although gated (the apiserver forbids it; the inventory counts what it is told).
+  other.node = "n1";
+  other.need = {{k2g, 1}};
+  state.UpsertPod(other);
+  state.Refresh(refreshed, 2);
+  InventorySnapshot after = state.Snapshot(2);
+  for (const InventorySnapshot* s : {&refreshed, &after}) {
+    EXPECT_TRUE(s->gated().empty());
+    EXPECT_EQ(s->GatedBy(kGate), 0u);
+    EXPECT_EQ(s->queued(), (ResourceList{{k2g, 5}}));
+    EXPECT_EQ(s->FindNode("n1")->used, (ResourceList{{k2g, 1}}));
+    EXPECT_EQ(s->FindNode("n1")->queued, (ResourceList{{k2g, 3}}));
+    EXPECT_EQ(s->unplaceable(), (ResourceList{{k2g, 2}}));
+  }
+  EXPECT_EQ(Describe(refreshed), Describe(after));
+  state.UpsertPod(Pod("ns/new", "", 1));
+  PodRecord gated_again = Pod("ns/new", "", 1);
+  gated_again.queued = Gated({kGate});
+  state.UpsertPod(gated_again);  // gated by an update: leaves the queue
+  state.DeletePod("ns/waiting");
+  InventorySnapshot last = state.Snapshot(3);
+  EXPECT_EQ(last.queued(), (ResourceList{{k2g, 2}}));
+  ASSERT_EQ(last.gated().size(), 1u);
+  EXPECT_EQ(last.gated()[0].key, "ns/new");
+  state.DeletePod("ns/new");
+  state.ReplacePods({gated_again});
+  EXPECT_EQ(state.Snapshot(4).GatedBy(kGate), 1u);
+  state.ReplacePods({});
+  EXPECT_TRUE(state.Snapshot(5).gated().empty());
 }
 
 TEST(ClusterState, NodesOfPodsNamedJoinsExporterPodNamesToTheirNodes) {
@@ -295,6 +366,67 @@ TEST(ReadPod, APendingPodPinnedToOneNodeSaysWhich) {
   InventorySnapshot s = state.Snapshot(1);
   EXPECT_EQ(s.FindNode("gpu-small")->queued, (ResourceList{{"nvidia.com/gpu", 1}}));
   EXPECT_EQ(s.FindNode("gpu-small")->Free("nvidia.com/gpu"), 1);
+}
+
+// A pending pod asking one GPU, held back by two scheduling gates, at priority 1000.
+constexpr char kGatedPod[] = R"({"metadata":{"namespace":"ml","name":"train-0",
+  "creationTimestamp":"2026-11-25T10:00:00Z","uid":"u-1","labels":{"app":"train"}},
+  "spec":{"priority":1000,"priorityClassName":"high",
+  "schedulingGates":[{"name":"example.com/quota"},{"name":"gpuadmit.io/capacity"}],
+  "containers":[{"name":"c","image":"cuda","resources":{"limits":{"nvidia.com/gpu":"1"}}}]},
+  "status":{"phase":"Pending"}})";
+
+TEST(ReadPod, KeepsSchedulingGatesAndPriorityThroughTheListAndWatchTries) {
+  json pod = json::parse(kGatedPod);
+  PodRecord full = ReadPod(pod, "gpuadmit.io/reservation");
+  ASSERT_NE(full.queued, nullptr);
+  EXPECT_EQ(full.queued->scheduling_gates,
+            (std::vector<std::string>{"example.com/quota", "gpuadmit.io/capacity"}));
+  EXPECT_EQ(full.queued->priority, 1000);
+  json list = {{"kind", "PodList"}, {"metadata", {{"resourceVersion", "7"}}}, {"items", {pod}}};
+  json event = {{"type", "MODIFIED"}, {"object", pod}};
+  JsonReadOptions list_options;
+  list_options.keep = &PodListFields();
+  auto lean_list = ParseJson(list.dump(), list_options);
+  JsonReadOptions event_options;
+  event_options.keep = &PodEventFields();
+  auto lean_event = ParseJson(event.dump(), event_options);
+  ASSERT_TRUE(lean_list.ok() && lean_event.ok());
+  EXPECT_FALSE(lean_list.value()["items"][0]["spec"].contains("priorityClassName"));
+  for (const json* kept : {&lean_list.value()["items"][0], &lean_event.value()["object"]}) {
+    PodRecord lean = ReadPod(*kept, "gpuadmit.io/reservation");
+    ASSERT_NE(lean.queued, nullptr);
+    EXPECT_EQ(lean.queued->scheduling_gates, full.queued->scheduling_gates);
+    EXPECT_EQ(lean.queued->priority, 1000);
+  }
+  // No gates, no priority, or a priority past int32: none, 0.
+  pod["spec"].erase("schedulingGates");
+  pod["spec"]["priority"] = 4294967296LL;
+  PodRecord plain = ReadPod(pod, "gpuadmit.io/reservation");
+  EXPECT_TRUE(plain.queued->scheduling_gates.empty());
+  EXPECT_EQ(plain.queued->priority, 0);
+  pod["spec"]["priority"] = -5;
+  EXPECT_EQ(ReadPod(pod, "gpuadmit.io/reservation").queued->priority, -5);
+}
+
+TEST(InventorySnapshot, FromObjectsKeepsGatedPodsOutOfQueuedDemand) {
+  json node = {{"kind", "Node"},
+               {"metadata", {{"name", "gpu-a"}}},
+               {"status",
+                {{"allocatable", {{"nvidia.com/gpu", "8"}}},
+                 {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+  json gated = json::parse(kGatedPod);
+  gated["kind"] = "Pod";
+  json queued = gated;
+  queued["metadata"]["name"] = "train-1";
+  queued["spec"].erase("schedulingGates");
+  auto s = InventorySnapshot::FromObjects({{"kind", "List"}, {"items", {node, gated, queued}}});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s.value().queued(), (ResourceList{{"nvidia.com/gpu", 1}}));
+  EXPECT_EQ(s.value().FindNode("gpu-a")->Free("nvidia.com/gpu"), 7);
+  ASSERT_EQ(s.value().gated().size(), 1u);
+  EXPECT_EQ(s.value().gated()[0].key, "ml/train-0");
+  EXPECT_EQ(s.value().GatedBy("gpuadmit.io/capacity"), 1u);
 }
 
 }  // namespace

@@ -17,12 +17,13 @@ class PolicySourceTest : public ::testing::Test {
  protected:
   // Writes the first version, then makes the source (as serve does: the file exists) and loads
   // it; the result of that first load.
-  bool LoadFirst(const std::string& text) {
+  bool LoadFirst(const std::string& text, PolicyFileSource::Servable servable = nullptr) {
     if (!dir_.Publish(text)) return false;
     source_ = std::make_unique<PolicyFileSource>(
         dir_.Path(),
         [this](std::shared_ptr<const Policy> p) { published_.push_back(std::move(p)); }, metrics_,
         log_);
+    source_->SetServable(std::move(servable));
     ::testing::internal::CaptureStderr();
     bool loaded = source_->Load(/*initial=*/true);
     startup_log_ = ::testing::internal::GetCapturedStderr();
@@ -115,12 +116,13 @@ TEST_F(PolicySourceTest, ABadFileAtStartIsAnErrorNotAReloadFailure) {
   EXPECT_EQ(metrics_.Value(Counter::kPolicyReloadFailures), 0u);
 }
 
-TEST_F(PolicySourceTest, AQueueServeCannotLiftRefusesToStartAndIsRefusedOnReload) {
-  const std::string refused =
-      dir_.Path() +
-      ": queue.enabled needs the gate lifter, which this version does not have; see issue 18 "
-      "(the queue takes effect in gpuadmit simulate only)";
-  EXPECT_FALSE(LoadFirst("queue: {enabled: true}\n"));
+TEST_F(PolicySourceTest, APolicyTheServerCannotActOnRefusesToStartAndIsRefusedOnReload) {
+  // As serve refuses the queue where it cannot lift gates.
+  auto servable = [](const Policy& p) -> std::string {
+    return p.queue.enabled ? "queue.enabled needs the Kubernetes API" : "";
+  };
+  const std::string refused = dir_.Path() + ": queue.enabled needs the Kubernetes API";
+  EXPECT_FALSE(LoadFirst("queue: {enabled: true}\n", servable));
   EXPECT_EQ(source_->error(), refused);
   EXPECT_TRUE(published_.empty());
 

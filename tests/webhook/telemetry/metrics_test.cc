@@ -41,6 +41,7 @@ TEST(Metrics, EveryDecisionSeriesIsRenderedAtZeroFromTheStart) {
                       "gpuadmit_decisions_total{stage=\"sharing\",outcome=\"not_applied\"} 0\n"
                       "gpuadmit_decisions_total{stage=\"mig_fallback\",outcome=\"fallback\"} 0\n"
                       "gpuadmit_decisions_total{stage=\"mig_fallback\",outcome=\"exhausted\"} 0\n"
+                      "gpuadmit_decisions_total{stage=\"queue\",outcome=\"gated\"} 0\n"
                       "gpuadmit_decisions_total{stage=\"placement\",outcome=\"chosen\"} 0\n"
                       "gpuadmit_decisions_total{stage=\"placement\",outcome=\"none\"} 0\n"
                       "gpuadmit_decisions_total{stage=\"review\",outcome=\"denied\"} 0\n"
@@ -127,8 +128,7 @@ TEST(Metrics, InventoryGaugesAreAbsentUntilASnapshotAndThenRenderedAsSet) {
   EXPECT_EQ(m.Render().find("gpuadmit_cluster_resource"), std::string::npos);
   EXPECT_EQ(m.Render().find("gpuadmit_inventory_last_update"), std::string::npos);
 
-  std::vector<Metrics::ResourceSeries> resources = {
-      {"", "nvidia.com/mig-2g.20gb", 12, 5, 1, 2, 4}};
+  std::vector<Metrics::ResourceSeries> resources = {{"", "nvidia.com/mig-2g.20gb", 12, 5, 1, 2, 4}};
   std::vector<Metrics::StrandedSeries> stranded = {{"", "1g.10gb", 3}, {"", "2g.20gb", 0}};
   m.SetInventory(resources, stranded, 1700000000);
   std::string text = m.Render();
@@ -156,8 +156,9 @@ TEST(Metrics, InventoryGaugesAreAbsentUntilASnapshotAndThenRenderedAsSet) {
   EXPECT_NE(text.find("gpuadmit_cluster_resource_free{node=\"gpu-\\\"a\\\"\",resource=\"nvidia.com/"
                       "mig-2g.20gb\"} 4\n"),
             std::string::npos);
-  EXPECT_NE(text.find("gpuadmit_mig_stranded_slices{node=\"gpu-\\\"a\\\"\",profile=\"2g.20gb\"} 0\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("gpuadmit_mig_stranded_slices{node=\"gpu-\\\"a\\\"\",profile=\"2g.20gb\"} 0\n"),
+      std::string::npos);
   EXPECT_EQ(text.find("1700000000"), std::string::npos);
   EXPECT_NE(text.find("gpuadmit_inventory_last_update_timestamp_seconds 1700000060\n"),
             std::string::npos);

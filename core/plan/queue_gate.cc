@@ -1,0 +1,53 @@
+#include "core/plan/queue_gate.h"
+
+#include "core/json/json_fields.h"
+#include "core/plan/node_ranking.h"
+
+namespace gpuadmit {
+namespace {
+
+// Why the pod waits, as the <prefix>/queue annotation says it; "" when it need not.
+std::string WhyItWaits(const PodRequest& pod, const PlanContext& context, const Decision& d,
+                       const NodeAsk& primary, const std::string& gate) {
+  // The nodes it may use once patched: the nodeSelector and required terms decided so far, and
+  // the worker-default tolerations placement adds (a GPU node's taint would hide it otherwise).
+  PodRequest patched = pod;
+  patched.constraints = AsPatched(pod.constraints, d);
+  const std::vector<Toleration>& defaults = context.policy.worker_defaults.tolerations;
+  patched.constraints.tolerations.insert(patched.constraints.tolerations.end(), defaults.begin(),
+                                         defaults.end());
+  if (FindFreeNode(patched, context, primary.resource, primary.count) == nullptr) {
+    return "waiting: " + std::to_string(primary.count) + " " + primary.resource +
+           " free on no node it may use";
+  }
+  if (size_t waiting = context.snapshot.GatedBy(gate); waiting > 0) {
+    return "waiting: behind " + std::to_string(waiting) + (waiting == 1 ? " pod" : " pods") +
+           " in the capacity queue";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string CapacityGate(const Policy& policy) { return policy.Annotation("capacity"); }
+
+void PlanQueueGate(const PodRequest& pod, const PlanContext& context, PlanState& state,
+                   Decision& d) {
+  const Policy& policy = context.policy;
+  if (!policy.queue.Queues(pod.ns) || !pod.is_pod || state.opted_out) return;
+  std::vector<NodeAsk> asks = AsksOf(state.effective);
+  if (asks.empty()) return;
+  if (pod.spec != nullptr && !StringAt(*pod.spec, {"nodeName"}).empty()) return;
+  std::string gate = CapacityGate(policy);
+  std::string reason = WhyItWaits(pod, context, d, asks.front(), gate);
+  if (reason.empty()) return;
+  state.gated = true;
+  d.tally.Mark(DecisionPoint::kQueueGated);
+  // What earlier stages counted on is not taken while the pod waits: no reservation for it.
+  d.claims.clear();
+  d.trail.push_back("queue: gated " + gate + ": " + reason);
+  d.annotations.emplace_back(policy.Annotation("queue"), std::move(reason));
+  d.scheduling_gate = std::move(gate);
+}
+
+}  // namespace gpuadmit
