@@ -14,14 +14,9 @@ one still presented, and the reload metrics count both. Bounded polls, no fixed 
 import argparse, http.client, json, os, socket, ssl, subprocess, sys, tempfile, threading, time
 
 from checks import check, summary
+from loopback import free_port
 
 
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def make_pair(src, out):

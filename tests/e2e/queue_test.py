@@ -35,25 +35,11 @@ import tempfile
 import time
 
 from checks import check, summary
+from loopback import free_port, wait_for
 
 GATE = "gpuadmit.io/capacity"
 TOKEN = "queue-e2e"
 PROCS = []
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(predicate, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
 
 
 def ago(seconds):

@@ -37,18 +37,13 @@ import threading
 import time
 
 from checks import check, summary
+from loopback import free_port, wait_for
 
 FREE = 4
 MIG2 = "nvidia.com/mig-2g.20gb"
 FALLBACK = "gpuadmit.io/fallback"
 LEASE, RENEW, RETRY = 3.0, 2.0, 0.5
 PROCS = []
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Env:
@@ -114,15 +109,6 @@ class Replica:
     def stderr(self):
         with open(self.err_path, "rb") as f:
             return f.read().decode("utf-8", "replace")
-
-
-def wait_for(predicate, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def review_body(i):

@@ -30,6 +30,7 @@ import subprocess, sys, tempfile, threading, time
 import jsonpatch
 
 from checks import check, summary
+from loopback import free_port
 
 MIG2, MIG1 = "nvidia.com/mig-2g.20gb", "nvidia.com/mig-1g.10gb"
 FALLBACK = "gpuadmit.io/fallback"
@@ -46,12 +47,6 @@ def kill_all():
         if p.poll() is None:
             p.kill()
             p.wait()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:

@@ -23,6 +23,7 @@ import argparse, atexit, http.client, json, os, re, shutil, socket, ssl, subproc
 import tempfile, time
 
 from checks import check, summary
+from loopback import free_port
 
 HOSTILE = "x-<script>document.title='owned'</script><img src=x onerror=\"document.title='owned'\">"
 PROCS = []
@@ -33,12 +34,6 @@ def kill_all():
         if p.poll() is None:
             p.kill()
             p.wait()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def request(conn, method, path, body=None, headers=None):
