@@ -130,7 +130,8 @@ GateLifter::Pass GateLifter::RunOnce() {
     it = gated.erase(it);
   }
   std::vector<NodeRoom> rooms = RoomsOf(*snapshot);
-  for (const auto& [key, flight] : in_flight_) {
+  for (const auto& entry : in_flight_) {
+    const InFlight& flight = entry.second;  // not a structured binding: clang 14 cannot capture one
     auto room = std::find_if(rooms.begin(), rooms.end(),
                              [&](const NodeRoom& r) { return r.name == flight.node; });
     if (room == rooms.end()) continue;
