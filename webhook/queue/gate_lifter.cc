@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json/json_reader.h"
+#include "core/plan/queue_gate.h"
 #include "webhook/queue/gate_patch.h"
 #include "webhook/queue/live_queue.h"
 #include "webhook/queue/queue_event.h"
@@ -100,7 +101,7 @@ GateLifter::Pass GateLifter::RunOnce() {
   std::shared_ptr<const Policy> policy = handler_.policy();
   std::shared_ptr<const InventorySnapshot> snapshot = handler_.snapshot();
   if (policy == nullptr || snapshot == nullptr) return pass;
-  const std::string gate = policy->Annotation("capacity");
+  const std::string gate = CapacityGate(*policy);
   const std::string annotation = policy->Annotation("queue");
   const int64_t now_ms = NowMs();
   const double now = static_cast<double>(now_ms) / 1000.0;
