@@ -14,6 +14,8 @@ gpuadmit.io/capacity in namespace ml, created seconds ago: big (8 GPUs), then sm
   admission: a new 8-GPU pod is admitted with the gate and the waiting annotation, no node
     affinity and no reservation;
   reload: the queue turned off, small is released (reason disabled);
+  replicas: two `serve --leader-elect` on another fake API with one gated pod that fits: it is
+    lifted once, by the leader, and the follower lifts nothing;
   RBAC: the base ClusterRole grants exactly what the lifter uses (checked by
     manifests.kustomize; not here).
 The waits poll /metrics and the fake API with deadlines.
@@ -120,14 +122,19 @@ def note(p):
 
 
 class Serve:
-    def __init__(self, a, tmp, kubeconfig, policy, crt, key, ctx):
+    def __init__(self, a, tmp, kubeconfig, policy, crt, key, ctx, elect_id=None):
         self.port, self.ctx = free_port(), ctx
         self.err_path = os.path.join(tmp, "serve-%d.err" % self.port)
+        args = [a.gpuadmit, "serve", "--kubeconfig", kubeconfig, "--policy", policy,
+                "--tls-cert", crt, "--tls-key", key, "--listen", "127.0.0.1:%d" % self.port]
+        if elect_id:
+            args += ["--leader-elect", "--leader-election-namespace", "gpuadmit", "--id", elect_id,
+                     "--advertise", "127.0.0.1:%d" % self.port,
+                     "--leader-elect-lease-duration", "3", "--leader-elect-renew-deadline", "2",
+                     "--leader-elect-retry-period", "0.5"]
         with open(self.err_path, "wb") as err:
-            self.proc = subprocess.Popen(
-                [a.gpuadmit, "serve", "--kubeconfig", kubeconfig, "--policy", policy,
-                 "--tls-cert", crt, "--tls-key", key, "--listen", "127.0.0.1:%d" % self.port],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=err)
         PROCS.append(self.proc)
 
     def request(self, method, path, body=None):
@@ -193,14 +200,23 @@ def main():
     policy = os.path.join(tmp, "policy.yaml")
     with open(policy, "w") as f:
         f.write(example.replace(queue_off, "queue:\n  enabled: true\n  timeout: 1h\n"))
+    policy_on = os.path.join(tmp, "policy-on.yaml")  # stays on: the replicas case
+    with open(policy_on, "w") as f:
+        f.write(example.replace(queue_off, "queue:\n  enabled: true\n  timeout: 1h\n"))
     cluster = {"apiVersion": "v1", "kind": "List", "items": [
         node("gpu-a"), node("gpu-b"), pod("full-b", 8, ago(60), "gpu-b"),
         pod("big", 8, ago(5)), pod("small", 2, ago(4)), pod("huge", 16, ago(3))]}
     cluster_path = os.path.join(tmp, "cluster.json")
     with open(cluster_path, "w") as f:
         json.dump(cluster, f)
+    replicas_cluster = {"apiVersion": "v1", "kind": "List",
+                        "items": [node("gpu-a"), pod("solo", 4, ago(2))]}
+    replicas_path = os.path.join(tmp, "replicas-cluster.json")
+    with open(replicas_path, "w") as f:
+        json.dump(replicas_cluster, f)
     try:
         run(a, tmp, cluster_path, policy, crt, key, ctx)
+        run_replicas(a, tmp, replicas_path, policy_on, crt, key, ctx)
     finally:
         for p in PROCS:
             if p.poll() is None:
@@ -288,6 +304,34 @@ def run(a, tmp, cluster_path, policy, crt, key, ctx):
     except subprocess.TimeoutExpired:
         code = None
     check("SIGTERM: exits 0", code == 0, "exit %s" % code)
+
+
+def run_replicas(a, tmp, cluster_path, policy, crt, key, ctx):
+    """Two replicas with --leader-elect: only the leader lifts, and the pod is lifted once."""
+    api = Api(a.fake_api, cluster_path, tmp, version="1.30")
+    if not check("replicas: fake API 1.30 ready", api.ready):
+        return
+    replicas = [Serve(a, tmp, api.kubeconfig, policy, crt, key, ctx, elect_id="r%d" % i)
+                for i in range(2)]
+    if not check("replicas: both ready", all(r.ready() for r in replicas),
+                 "\n".join(r.stderr()[-300:] for r in replicas)):
+        return
+
+    def lifts(r):
+        return r.metric('gpuadmit_queue_lifts_total{reason="capacity"}') or 0
+
+    check("replicas: solo is lifted", wait_for(lambda: sum(lifts(r) for r in replicas) >= 1, 20),
+          "\n".join(r.stderr()[-400:] for r in replicas))
+    solo = api.pod("solo")
+    check("replicas: solo released and pinned to gpu-a", solo is not None and not gated(solo) and
+          pinned(solo) == [{"key": "metadata.name", "operator": "In", "values": ["gpu-a"]}],
+          json.dumps(solo)[:400])
+    leaders = [r for r in replicas if r.metric("gpuadmit_leader") == 1]
+    check("replicas: one leader", len(leaders) == 1, str([r.metric("gpuadmit_leader")
+                                                          for r in replicas]))
+    check("replicas: the leader lifted it, once; the follower lifted nothing",
+          [lifts(r) for r in replicas] == [1 if r in leaders else 0 for r in replicas],
+          str([lifts(r) for r in replicas]))
 
 
 if __name__ == "__main__":
