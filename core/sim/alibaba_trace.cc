@@ -250,19 +250,21 @@ std::vector<Arrival> TraceArrivals(const std::vector<TracePod>& pods, const Trac
   // algorithms the standard leaves to each library: one seed, one order, everywhere.
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[random() % i]);
   std::vector<Arrival> out;
-  double asked = 0;
+  // Appends pod `i` as `name`; the GPUs it asks for.
   auto add = [&](size_t i, const std::string& name) {
     double at = static_cast<double>(out.size()) * mapping.spacing_seconds;
     out.push_back({at, std::nullopt, TracePodObject(pods[i], name, mapping)});
-    asked += static_cast<double>(TraceDemandGpus(pods[i]));
+    return static_cast<double>(TraceDemandGpus(pods[i]));
   };
-  for (size_t i : order) add(i, pods[i].name);
+  double asked = 0;
+  for (size_t i : order) asked += add(i, pods[i].name);
   const double target = mapping.inflate_to * capacity_gpus;
   const bool any_gpu = std::any_of(pods.begin(), pods.end(),
                                    [](const TracePod& p) { return TraceDemandGpus(p) > 0; });
-  for (int64_t drawn = 0; any_gpu && asked < target; ++drawn) {
+  if (!any_gpu) return out;
+  for (int64_t drawn = 0; asked < target; ++drawn) {
     size_t i = random() % pods.size();
-    add(i, pods[i].name + "-r" + std::to_string(drawn));
+    asked += add(i, pods[i].name + "-r" + std::to_string(drawn));
   }
   return out;
 }
