@@ -271,6 +271,12 @@ def run(a, tmp, cluster_path, policy, crt, key, ctx):
         re.search(r'queue: gate lifted.*pod=ml/huge reason=unplaceable', s.stderr()), 5),
         s.stderr()[-800:])
 
+    status, body = s.request("GET", "/status.json")
+    queue = json.loads(body).get("queue", {}) if status == 200 else {}
+    check("/status.json: the queue on, small waiting",
+          queue.get("enabled") is True and queue.get("waiting") == 1 and
+          [p["pod"] for p in queue.get("pods", [])] == ["ml/small"], body[:300])
+
     # Admission: while small waits, a new 8-GPU pod is gated too (and fits nowhere anyway).
     status, body = s.request("POST", "/mutate", review("new", 8))
     response = json.loads(body).get("response", {}) if status == 200 else {}

@@ -99,6 +99,11 @@ std::string RenderStatusJson(const StatusModel& m) {
                       {"warnings", r.warnings},
                       {"trail", r.trail}});
   }
+  json queued = json::array();
+  for (const QueuedView& q : m.queue) {
+    queued.push_back(
+        {{"pod", q.pod}, {"asks", q.asks}, {"priority", q.priority}, {"created", q.created}});
+  }
   json j = {
       {"time", Time(m.now_unix_ms)},
       {"ready", m.ready},
@@ -124,6 +129,8 @@ std::string RenderStatusJson(const StatusModel& m) {
         {"failOpenTotal", m.fail_open_total},
         {"failClosedTotal", m.fail_closed_total},
         {"recent", std::move(recent)}}},
+      {"queue",
+       {{"enabled", m.queue_enabled}, {"waiting", m.queue_waiting}, {"pods", std::move(queued)}}},
       {"certificateExpiry", m.certificate_expiry_unix == 0
                                 ? json(nullptr)
                                 : json(FormatUnixMs(m.certificate_expiry_unix * 1000))},

@@ -6,6 +6,9 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <tuple>
+
+#include "core/plan/queue_gate.h"
 
 namespace gpuadmit {
 namespace {
@@ -105,6 +108,32 @@ NodeView ViewOf(const NodeInventory& n, const ClusterGpuMetrics* metrics) {
   return v;
 }
 
+// The pods `gate` holds, in queue order, the first kMaxQueuedShown of them into `m.queue`.
+void CollectQueue(const InventorySnapshot& snapshot, const std::string& gate, StatusModel& m) {
+  std::vector<const PodRecord*> held;
+  for (const PodRecord& pod : snapshot.gated()) {
+    const std::vector<std::string>& gates = pod.queued->scheduling_gates;
+    if (std::find(gates.begin(), gates.end(), gate) != gates.end()) held.push_back(&pod);
+  }
+  m.queue_waiting = held.size();
+  auto order = [](const PodRecord* a, const PodRecord* b) {
+    return std::tuple(-int64_t{a->queued->priority}, a->queued->created, a->key) <
+           std::tuple(-int64_t{b->queued->priority}, b->queued->created, b->key);
+  };
+  size_t shown = std::min(held.size(), kMaxQueuedShown);
+  std::partial_sort(held.begin(), held.begin() + static_cast<std::ptrdiff_t>(shown), held.end(),
+                    order);
+  for (size_t i = 0; i < shown; ++i) {
+    const PodRecord& pod = *held[i];
+    std::string asks;
+    for (const auto& [resource, count] : pod.need) {
+      if (!asks.empty()) asks += ", ";
+      asks += resource + "=" + std::to_string(count);
+    }
+    m.queue.push_back({pod.key, std::move(asks), pod.queued->priority, pod.queued->created});
+  }
+}
+
 }  // namespace
 
 Result<StatusQuery> ParseStatusQuery(std::string_view query) {
@@ -182,6 +211,11 @@ StatusModel CollectStatus(const StatusSources& sources, const StatusQuery& query
     m.metrics_nodes = metrics->nodes().size();
     auto age = std::chrono::steady_clock::now() - metrics->observed_at();
     m.metrics_age_ms = std::chrono::duration_cast<std::chrono::milliseconds>(age).count();
+  }
+
+  if (std::shared_ptr<const Policy> policy = handler.policy()) {
+    m.queue_enabled = policy->queue.enabled;
+    if (snapshot != nullptr) CollectQueue(*snapshot, CapacityGate(*policy), m);
   }
 
   m.last_15_minutes = handler.decision_log().Outcomes(now_unix_ms);

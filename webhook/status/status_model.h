@@ -73,6 +73,17 @@ struct NodeView {
   std::vector<GpuMetrics> devices;      // the exporter's, GPUs before their MIG instances
 };
 
+// A pod held by the capacity gate (docs/queue.md), as the inventory shows it.
+struct QueuedView {
+  std::string pod;   // namespace/name
+  std::string asks;  // its managed resources, "nvidia.com/gpu=8"
+  int32_t priority = 0;
+  std::string created;  // creationTimestamp: its place in the queue within its priority
+};
+
+// The most queued pods listed; the count says how many there are.
+inline constexpr size_t kMaxQueuedShown = 100;
+
 struct StatusModel {
   int64_t now_unix_ms = 0;
   bool ready = false;
@@ -96,6 +107,12 @@ struct StatusModel {
   uint64_t fail_open_total = 0;
   uint64_t fail_closed_total = 0;
   std::vector<DecisionRecord> recent;  // newest first
+
+  // The capacity queue: the policy's switch, the pods its gate holds, and the first
+  // kMaxQueuedShown of them in queue order (priority, then arrival, then name).
+  bool queue_enabled = false;
+  size_t queue_waiting = 0;
+  std::vector<QueuedView> queue;
 
   int64_t certificate_expiry_unix = 0;  // 0: not known
 

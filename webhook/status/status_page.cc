@@ -289,6 +289,31 @@ void Decisions(std::string& out, const StatusModel& m) {
   out += "</table></section>";
 }
 
+void QueueSection(std::string& out, const StatusModel& m) {
+  out += "<section id=\"queue\"><h2>Capacity queue</h2>";
+  if (!m.queue_enabled && m.queue_waiting == 0) {
+    out += "<p class=\"none\">Off in the policy (queue.enabled).</p></section>";
+    return;
+  }
+  out += "<p>" + std::to_string(m.queue_waiting) + (m.queue_waiting == 1 ? " pod" : " pods") +
+         " waiting behind the capacity gate, in queue order (priority, then arrival)" +
+         (m.queue_enabled ? "" : "; the queue is off, so the leader releases them") + ".</p>";
+  if (m.queue.empty()) {
+    out += "</section>";
+    return;
+  }
+  out += "<table><tr><th>pod</th><th>asks</th><th>priority</th><th>created</th></tr>";
+  for (const QueuedView& q : m.queue) {
+    out += "<tr class=\"queued\">";
+    Cell(out, q.pod);
+    Cell(out, q.asks);
+    Cell(out, std::to_string(q.priority));
+    Cell(out, q.created);
+    out += "</tr>";
+  }
+  out += "</table></section>";
+}
+
 void PolicySection(std::string& out, const StatusModel& m) {
   out += "<section id=\"policy\"><h2>Policy</h2>";
   if (m.policy_text.empty()) {
@@ -324,12 +349,14 @@ std::string RenderStatusPage(const StatusModel& m) {
       "<title>gpuadmit status</title><link rel=\"stylesheet\" href=\"/status.css\">"
       "</head><body><h1>gpuadmit status</h1><nav><a href=\"#overview\">overview</a> "
       "<a href=\"#resources\">GPUs and MIG</a> <a href=\"#nodes\">nodes</a> "
-      "<a href=\"#decisions\">decisions</a> <a href=\"#policy\">policy</a> "
+      "<a href=\"#decisions\">decisions</a> <a href=\"#queue\">queue</a> "
+      "<a href=\"#policy\">policy</a> "
       "<a href=\"/status.json\">JSON</a> <a href=\"/metrics\">metrics</a></nav>";
   Overview(out, m);
   Resources(out, m);
   Nodes(out, m);
   Decisions(out, m);
+  QueueSection(out, m);
   PolicySection(out, m);
   out += "<footer>rendered " + FormatUnixMs(m.now_unix_ms) + "</footer></body></html>\n";
   return out;

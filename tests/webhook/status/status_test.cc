@@ -162,13 +162,65 @@ TEST_F(StatusTest, PageEscapesEveryNameAndHasEachSection) {
             std::string::npos);
   EXPECT_NE(html.find("cluster file &lt;test&gt;"), std::string::npos);
   EXPECT_NE(html.find("failureMode: open # &lt;b&gt;"), std::string::npos);
-  for (std::string_view id : {"overview", "resources", "nodes", "decisions", "policy"}) {
+  for (std::string_view id : {"overview", "resources", "nodes", "decisions", "queue", "policy"}) {
     EXPECT_NE(html.find("<section id=\"" + std::string(id) + "\">"), std::string::npos) << id;
   }
   EXPECT_NE(html.find("data-node=\"t4-03\""), std::string::npos);
   EXPECT_NE(html.find("min 10.0 / mean 20.0 / max 30.0 %"), std::string::npos);
   EXPECT_NE(html.find("<polyline"), std::string::npos);
   EXPECT_EQ(html.find("style="), std::string::npos);  // the CSP refuses inline styles
+}
+
+TEST_F(StatusTest, TheCapacityQueueListsTheGatedPodsInQueueOrder) {
+  StatusModel off = CollectStatus(Sources(), {}, 0);
+  EXPECT_FALSE(off.queue_enabled);
+  EXPECT_NE(RenderStatusPage(off).find("Off in the policy (queue.enabled)."), std::string::npos);
+
+  // Three pods held by the gate (one of higher priority, so first), one by another gate.
+  auto gated = [](const std::string& name, const std::string& gate, int gpus, int priority,
+                  const std::string& created) {
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", name}, {"namespace", "ml"}, {"creationTimestamp", created}}},
+                {"spec",
+                 {{"priority", priority},
+                  {"schedulingGates", json::array({{{"name", gate}}})},
+                  {"containers", json::array()}}},
+                {"status", {{"phase", "Pending"}}}};
+    json container = {{"name", "c"}};
+    container["resources"]["limits"]["nvidia.com/gpu"] = std::to_string(gpus);
+    pod["spec"]["containers"].push_back(container);
+    return pod;
+  };
+  std::vector<json> items = {
+      testing::GpuNode("t4-00", 2),
+      gated("early", "gpuadmit.io/capacity", 2, 0, "2026-11-26T08:00:00Z"),
+      gated("<b>late</b>", "gpuadmit.io/capacity", 1, 0, "2026-11-26T08:00:05Z"),
+      gated("urgent", "gpuadmit.io/capacity", 8, 100, "2026-11-26T08:00:09Z"),
+      gated("other", "example.com/gate", 1, 0, "2026-11-26T08:00:01Z")};
+  handler_.SetSnapshot(
+      std::make_shared<const InventorySnapshot>(testing::SnapshotOf(testing::ListOf(items))));
+  Policy policy;
+  policy.queue.enabled = true;
+  handler_.SetPolicy(std::make_shared<const Policy>(policy));
+  StatusModel m = CollectStatus(Sources(), {}, 0);
+  EXPECT_TRUE(m.queue_enabled);
+  EXPECT_EQ(m.queue_waiting, 3u);
+  ASSERT_EQ(m.queue.size(), 3u);
+  EXPECT_EQ(m.queue[0].pod, "ml/urgent");
+  EXPECT_EQ(m.queue[0].asks, "nvidia.com/gpu=8");
+  EXPECT_EQ(m.queue[0].priority, 100);
+  EXPECT_EQ(m.queue[1].pod, "ml/early");
+  EXPECT_EQ(m.queue[2].pod, "ml/<b>late</b>");
+  std::string html = RenderStatusPage(m);
+  EXPECT_NE(html.find("3 pods waiting behind the capacity gate"), std::string::npos);
+  EXPECT_NE(html.find("ml/&lt;b&gt;late&lt;/b&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("<b>late"), std::string::npos);
+  json j = json::parse(RenderStatusJson(m));
+  EXPECT_EQ(j["queue"]["enabled"], true);
+  EXPECT_EQ(j["queue"]["waiting"], 3);
+  EXPECT_EQ(j["queue"]["pods"][0]["pod"], "ml/urgent");
+  EXPECT_EQ(j["queue"]["pods"][1]["created"], "2026-11-26T08:00:00Z");
 }
 
 TEST_F(StatusTest, JsonSaysWhatThePageSays) {
