@@ -120,45 +120,53 @@ SchedulingConstraints AsPatched(const SchedulingConstraints& pod, const Decision
   return c;
 }
 
-const NodeInventory* FindFreeNode(const PodRequest& pod, const PlanContext& context,
-                                  const std::string& resource, int64_t count,
-                                  std::span<const std::string_view> products) {
-  // Nodes come most free first, so the walk stops at the first with too few even before
-  // reservations.
+namespace {
+
+// The walk behind FindFreeNode and its variants: the nodes offering `resource`, most free first,
+// the first that `accept` admits with `count` free net of reservations, room for the pod's cpu
+// and memory, and that `constraints` allow.
+template <typename Accept>
+const NodeInventory* FirstFreeNode(const SchedulingConstraints& constraints, const PodRequest& pod,
+                                   const PlanContext& context, const std::string& resource,
+                                   int64_t count, Accept accept) {
   for (const NodeInventory* node : context.snapshot.NodesOffering(resource)) {
     int64_t free = node->Free(resource);
-    if (free < count) break;
-    if (!products.empty() &&
-        std::find(products.begin(), products.end(), node->Product()) == products.end()) {
-      continue;
-    }
+    if (free < count) break;  // most free first: none further has enough, even before reservations
+    if (!accept(*node)) continue;
     if (context.reservations != nullptr) {
       free -= context.reservations->Reserved(node->name(), resource, context.own_key);
     }
     if (free >= count && node->FitsCompute(pod.needs.compute) &&
-        CanRunOn(pod.constraints, *node->facts)) {
+        CanRunOn(constraints, *node->facts)) {
       return node;
     }
   }
   return nullptr;
 }
 
+}  // namespace
+
+const NodeInventory* FindFreeNode(const PodRequest& pod, const PlanContext& context,
+                                  const std::string& resource, int64_t count,
+                                  std::span<const std::string_view> products) {
+  return FirstFreeNode(
+      pod.constraints, pod, context, resource, count, [&](const NodeInventory& node) {
+        return products.empty() ||
+               std::find(products.begin(), products.end(), node.Product()) != products.end();
+      });
+}
+
 const NodeInventory* FindFreeNodeWhere(const PodRequest& pod, const PlanContext& context,
                                        const std::string& resource, int64_t count,
                                        const std::function<bool(const NodeInventory&)>& accept) {
-  for (const NodeInventory* node : context.snapshot.NodesOffering(resource)) {
-    int64_t free = node->Free(resource);
-    if (free < count) break;  // most free first: none further has enough
-    if (!accept(*node)) continue;
-    if (context.reservations != nullptr) {
-      free -= context.reservations->Reserved(node->name(), resource, context.own_key);
-    }
-    if (free >= count && node->FitsCompute(pod.needs.compute) &&
-        CanRunOn(pod.constraints, *node->facts)) {
-      return node;
-    }
-  }
-  return nullptr;
+  return FirstFreeNode(pod.constraints, pod, context, resource, count, accept);
+}
+
+const NodeInventory* FindFreeNodeUnder(const SchedulingConstraints& constraints,
+                                       const PodRequest& pod, const PlanContext& context,
+                                       const std::string& resource, int64_t count) {
+  return FirstFreeNode(constraints, pod, context, resource, count,
+                       [](const NodeInventory&) { return true; });
 }
 
 Decision Plan(const PodRequest& pod, const PlanContext& context) {

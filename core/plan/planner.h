@@ -164,4 +164,10 @@ const NodeInventory* FindFreeNodeWhere(const PodRequest& pod, const PlanContext&
                                        const std::string& resource, int64_t count,
                                        const std::function<bool(const NodeInventory&)>& accept);
 
+// As FindFreeNode, for the nodes `constraints` allow rather than the pod's own constraints (the
+// decision so far patched in: AsPatched).
+const NodeInventory* FindFreeNodeUnder(const SchedulingConstraints& constraints,
+                                       const PodRequest& pod, const PlanContext& context,
+                                       const std::string& resource, int64_t count);
+
 }  // namespace gpuadmit

@@ -11,12 +11,10 @@ std::string WhyItWaits(const PodRequest& pod, const PlanContext& context, const 
                        const NodeAsk& primary, const std::string& gate) {
   // The nodes it may use once patched: the nodeSelector and required terms decided so far, and
   // the worker-default tolerations placement adds (a GPU node's taint would hide it otherwise).
-  PodRequest patched = pod;
-  patched.constraints = AsPatched(pod.constraints, d);
+  SchedulingConstraints patched = AsPatched(pod.constraints, d);
   const std::vector<Toleration>& defaults = context.policy.worker_defaults.tolerations;
-  patched.constraints.tolerations.insert(patched.constraints.tolerations.end(), defaults.begin(),
-                                         defaults.end());
-  if (FindFreeNode(patched, context, primary.resource, primary.count) == nullptr) {
+  patched.tolerations.insert(patched.tolerations.end(), defaults.begin(), defaults.end());
+  if (FindFreeNodeUnder(patched, pod, context, primary.resource, primary.count) == nullptr) {
     return "waiting: " + std::to_string(primary.count) + " " + primary.resource +
            " free on no node it may use";
   }
