@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/json/json_reader.h"
 #include "core/plan/queue_gate.h"
@@ -131,13 +132,12 @@ GateLifter::Pass GateLifter::RunOnce() {
     it = gated.erase(it);
   }
   std::vector<NodeRoom> rooms = RoomsOf(*snapshot);
-  for (const auto& entry : in_flight_) {
-    const InFlight& flight = entry.second;  // not a structured binding: clang 14 cannot capture one
-    auto room = std::find_if(rooms.begin(), rooms.end(),
-                             [&](const NodeRoom& r) { return r.name == flight.node; });
-    if (room == rooms.end()) continue;
+  for (const auto& [key, flight] : in_flight_) {
+    // RoomsOf keeps the snapshot's node order.
+    std::optional<size_t> at = IndexOfNode(snapshot->nodes(), flight.node);
+    if (!at) continue;
     for (const auto& [resource, count] : flight.ask) {
-      if (auto f = room->free.find(resource); f != room->free.end()) {
+      if (auto f = rooms[*at].free.find(resource); f != rooms[*at].free.end()) {
         f->second = std::max<int64_t>(f->second - count, 0);
       }
     }
@@ -154,7 +154,8 @@ GateLifter::Pass GateLifter::RunOnce() {
   for (const LiftedPod& lift : lifts) {
     bool pinned = lift.reason == LiftReason::kCapacity && lift.node < rooms.size();
     std::string node = pinned ? rooms[lift.node].name : "";
-    if (!Release(lift, node, gate, annotation, pass)) continue;
+    std::string note = LiftNote(lift, node, policy->queue.timeout_seconds);
+    if (!Release(lift, node, gate, {annotation, std::move(note)}, pass)) continue;
     InFlight flight{node, {}, now_ms};
     if (pinned) flight.ask = asks[lift.key];
     in_flight_[lift.key] = std::move(flight);
@@ -165,7 +166,7 @@ GateLifter::Pass GateLifter::RunOnce() {
 }
 
 bool GateLifter::Release(const LiftedPod& lift, const std::string& node, const std::string& gate,
-                         const std::string& annotation, Pass& pass) {
+                         const std::pair<std::string, std::string>& note, Pass& pass) {
   auto [ns, name] = SplitKey(lift.key);
   const std::string path = PodPath(ns, name);
   auto read = api_.Send("GET", path);
@@ -185,10 +186,7 @@ bool GateLifter::Release(const LiftedPod& lift, const std::string& node, const s
   // Released already (another leader, or a person); the snapshot has not caught up.
   if (!HasGate(pod.value(), gate)) return false;
 
-  std::shared_ptr<const Policy> policy = handler_.policy();
-  int64_t timeout_s = policy != nullptr ? policy->queue.timeout_seconds : 0;
-  std::string note = LiftNote(lift, node, timeout_s);
-  nlohmann::json patch = LiftPatch(pod.value(), gate, {annotation, note}, node);
+  nlohmann::json patch = LiftPatch(pod.value(), gate, note, node);
   auto patched = api_.Send("PATCH", path, patch.dump(), "application/merge-patch+json");
   if (!patched.ok()) {
     ++pass.failures;

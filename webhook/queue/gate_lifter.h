@@ -34,6 +34,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/inventory/capacity_queue.h"
@@ -83,9 +84,10 @@ class GateLifter {
     ResourceList ask;
     int64_t at_ms = 0;
   };
-  // GET, PATCH (and an Event): true when the pod was released by this call.
+  // GET, PATCH (the gate removed, `note` set as an annotation, pinned to `node` unless empty),
+  // and an Event for a timeout or an unplaceable pod: true when the pod was released by this call.
   bool Release(const LiftedPod& lift, const std::string& node, const std::string& gate,
-               const std::string& annotation, Pass& pass);
+               const std::pair<std::string, std::string>& note, Pass& pass);
   void NoteFailure(const std::string& key, const std::string& why);
   int64_t NowMs() const;
   void Run();
