@@ -36,18 +36,6 @@ std::string WantedNode(const json& spec) {
   return "";
 }
 
-// spec.priority; 0 when absent or outside int32, where the apiserver keeps it.
-int32_t Priority(const json& value) {
-  using Limits = std::numeric_limits<int32_t>;
-  if (value.is_number_unsigned()) {
-    uint64_t n = value.get<uint64_t>();
-    return n <= static_cast<uint64_t>(Limits::max()) ? static_cast<int32_t>(n) : 0;
-  }
-  if (!value.is_number_integer()) return 0;
-  int64_t n = value.get<int64_t>();
-  return n >= Limits::min() && n <= Limits::max() ? static_cast<int32_t>(n) : 0;
-}
-
 int64_t Number(const std::map<std::string, std::string, std::less<>>& labels,
                std::string_view key) {
   auto it = labels.find(key);
@@ -133,6 +121,18 @@ std::string ObjectKey(const json& object) {
   return StringAt(metadata, {"namespace"}) + "/" + StringAt(metadata, {"name"});
 }
 
+int32_t PodPriority(const json& pod_spec) {
+  const json& value = At(pod_spec, {"priority"});
+  using Limits = std::numeric_limits<int32_t>;
+  if (value.is_number_unsigned()) {
+    uint64_t n = value.get<uint64_t>();
+    return n <= static_cast<uint64_t>(Limits::max()) ? static_cast<int32_t>(n) : 0;
+  }
+  if (!value.is_number_integer()) return 0;
+  int64_t n = value.get<int64_t>();
+  return n >= Limits::min() && n <= Limits::max() ? static_cast<int32_t>(n) : 0;
+}
+
 PodRecord ReadPod(const json& pod, std::string_view reservation_annotation) {
   PodRecord p;
   p.key = ObjectKey(pod);
@@ -161,7 +161,7 @@ PodRecord ReadPod(const json& pod, std::string_view reservation_annotation) {
       if (!name.empty()) queued->scheduling_gates.push_back(std::move(name));
     }
   }
-  queued->priority = Priority(At(spec, {"priority"}));
+  queued->priority = PodPriority(spec);
   p.queued = std::move(queued);
   return p;
 }

@@ -8,6 +8,7 @@
 // Thread safety: pure functions; the tries are immutable constants.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -60,6 +61,12 @@ struct QueuedFacts {
   // the pod, so it is no queued demand (cluster_state.h); gpuadmit's own is <prefix>/capacity.
   std::vector<std::string> scheduling_gates;
   int32_t priority = 0;  // spec.priority: the capacity queue's first order
+
+  // Whether `gate` is one of scheduling_gates.
+  bool HeldBy(std::string_view gate) const {
+    return std::find(scheduling_gates.begin(), scheduling_gates.end(), gate) !=
+           scheduling_gates.end();
+  }
 };
 
 // A Pod as the inventory counts it.
@@ -75,6 +82,9 @@ struct PodRecord {
 };
 
 NodeFacts ReadNode(const nlohmann::json& node);
+
+// spec.priority of `pod_spec`; 0 when absent or outside int32 (the apiserver keeps it within).
+int32_t PodPriority(const nlohmann::json& pod_spec);
 
 // `reservation_annotation` is the full key, e.g. "gpuadmit.io/reservation".
 PodRecord ReadPod(const nlohmann::json& pod, std::string_view reservation_annotation);

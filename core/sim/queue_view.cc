@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "core/json/json_fields.h"
+#include "core/kube/kube_objects.h"
 #include "core/kube/scheduling.h"
 
 namespace gpuadmit {
@@ -28,11 +29,8 @@ NodeRoom RoomOf(const SimNode& node) {
 
 QueuedPod QueuedPodOf(std::string key, double arrived_at, const nlohmann::json& object,
                       const SimPod& pod, std::span<const SimNode> nodes) {
-  QueuedPod q{std::move(key), 0, arrived_at, pod.requests.extended, {}};
-  if (const nlohmann::json& priority = At(object, {"spec", "priority"});
-      priority.is_number_integer()) {
-    q.priority = priority.get<int32_t>();
-  }
+  QueuedPod q{
+      std::move(key), PodPriority(At(object, {"spec"})), arrived_at, pod.requests.extended, {}};
   q.ask["cpu"] = pod.requests.cpu_milli;
   q.ask["memory"] = pod.requests.memory;
   q.ask["pods"] = 1;

@@ -40,10 +40,7 @@ std::optional<QueuedPod> QueuedPodOf(const PodRecord& pod, std::string_view gate
                                      std::span<const NodeInventory> nodes) {
   if (pod.queued == nullptr || !pod.node.empty()) return std::nullopt;
   const QueuedFacts& facts = *pod.queued;
-  if (std::find(facts.scheduling_gates.begin(), facts.scheduling_gates.end(), gate) ==
-      facts.scheduling_gates.end()) {
-    return std::nullopt;
-  }
+  if (!facts.HeldBy(gate)) return std::nullopt;
   QueuedPod q;
   q.key = pod.key;
   q.priority = facts.priority;

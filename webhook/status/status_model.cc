@@ -112,8 +112,7 @@ NodeView ViewOf(const NodeInventory& n, const ClusterGpuMetrics* metrics) {
 void CollectQueue(const InventorySnapshot& snapshot, const std::string& gate, StatusModel& m) {
   std::vector<const PodRecord*> held;
   for (const PodRecord& pod : snapshot.gated()) {
-    const std::vector<std::string>& gates = pod.queued->scheduling_gates;
-    if (std::find(gates.begin(), gates.end(), gate) != gates.end()) held.push_back(&pod);
+    if (pod.queued->HeldBy(gate)) held.push_back(&pod);
   }
   m.queue_waiting = held.size();
   auto order = [](const PodRecord* a, const PodRecord* b) {
