@@ -49,7 +49,10 @@ Options:
   --cluster FILE        default manifests/examples/demo-cluster.json
   --target-url URL      measure an already running gpuadmit instead of starting
                         one (https://HOST:PORT or https://HOST:PORT/mutate)
-  --body FILE           request body (default bench/fixtures/pod-review-3k.json)
+  --body FILE           request body (default bench/fixtures/pod-review-3k.json;
+                        bench/fixtures/pod-review-cpu-3k.json is the same pod
+                        without its GPU, which gpuadmit answers as nginx does:
+                        a control that costs it a decode and no plan)
   --nginx PATH          nginx binary (default /usr/sbin/nginx)
   --server-cpus LIST    pin the servers with taskset -c LIST (default: no pinning)
   --client-cpus LIST    pin the load client with taskset -c LIST (default: no pinning)
