@@ -7,7 +7,8 @@
 # Checks, one line each: both servers measured at every concurrency with no error, the client
 # threads as asked (--client-threads), the summary printed; an open-loop run (--rate) whose
 # points carry the open-loop fields with every scheduled request answered and sane latencies;
-# bad options refused with exit 2, and nothing left behind (processes or temporary files). Hermetic: loopback, free ports, a private
+# bad options refused with exit 2; the CPU-only control answered as nginx answers it; and nothing
+# left behind (processes or temporary files). Hermetic: loopback, free ports, a private
 # TMPDIR. Needs wrk, nginx-light, curl, openssl (all in the Makefile's DEBS). Exit status: 0 all
 # passed, 1 a check failed, 77 wrk or nginx is absent (skipped).
 set -uo pipefail
@@ -166,6 +167,24 @@ usage --rate 0
 usage --rate "1000 5k"
 usage --rate 100 --client wrk
 usage --rate 100 --conc 8
+
+# The CPU-only control (bench/fixtures/pod-review-cpu-3k.json, docs/performance.md) is answered
+# as nginx answers: allowed, no patch, in as many bytes. Were a policy change to patch it, the
+# control would no longer cost gpuadmit a decode and no plan.
+control="${repo}/bench/fixtures/pod-review-cpu-3k.json"
+if answer="$("${gpuadmit}" review --policy "${repo}/manifests/examples/policy.yaml" \
+     --cluster "${repo}/manifests/examples/demo-cluster.json" "${control}" 2>&1)" &&
+   why="$(/usr/bin/python3 - "${answer}" "${repo}/bench/fixtures/nginx-response.json" 2>&1 <<'EOF'
+import json, sys
+answer, nginx = sys.argv[1], open(sys.argv[2]).read().strip()
+if json.loads(answer) != json.loads(nginx) or len(answer.strip()) != len(nginx):
+    sys.exit(f"gpuadmit answers {answer.strip()}, nginx {nginx}")
+EOF
+)"; then
+  pass "the CPU-only control is answered as nginx answers it"
+else
+  fail "the CPU-only control: ${why:-${answer}}"
+fi
 
 # Everything run.sh started is stopped, and its temporary directory removed.
 left="$(ls -A "${tmp}/t")"
