@@ -173,7 +173,8 @@ usage --rate 100 --conc 8
 # control would no longer cost gpuadmit a decode and no plan.
 control="${repo}/bench/fixtures/pod-review-cpu-3k.json"
 if answer="$("${gpuadmit}" review --policy "${repo}/manifests/examples/policy.yaml" \
-     --cluster "${repo}/manifests/examples/demo-cluster.json" "${control}" 2>&1)" &&
+     --cluster "${repo}/manifests/examples/demo-cluster.json" "${control}" \
+     2>"${tmp}/control.err")" &&
    why="$(/usr/bin/python3 - "${answer}" "${repo}/bench/fixtures/nginx-response.json" 2>&1 <<'EOF'
 import json, sys
 answer, nginx = sys.argv[1], open(sys.argv[2]).read().strip()
@@ -183,7 +184,7 @@ EOF
 )"; then
   pass "the CPU-only control is answered as nginx answers it"
 else
-  fail "the CPU-only control: ${why:-${answer}}"
+  fail "the CPU-only control: ${why:-$(cat "${tmp}/control.err")}"
 fi
 
 # Everything run.sh started is stopped, and its temporary directory removed.
