@@ -1,6 +1,5 @@
 #include "webhook/queue/live_queue.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <string>
