@@ -26,7 +26,7 @@
 //
 //   build/bench/gpuadmit_load --url https://127.0.0.1:8443/mutate --body FILE
 //       [--connections 64] [--threads 2] [--warmup 1] [--duration 10] [--timeout 2]
-//       [--rate R]
+//       [--rate R] [--server-pid PID]...
 //
 // Prints one line, the shape of admission.lua's WRK_RESULT so run.sh reads either:
 //   LOAD_RESULT {"requests":N,"duration_us":N,"bytes":N,"rps":F,"setup_ms":F,
@@ -37,6 +37,11 @@
 // and with --rate, instead of the last field:
 //                "mode":"open","rate":F,"scheduled":N,"queued":N,
 //                "send_lag_us":{"p50":N,"p99":N,"p999":N,"max":N}}
+// and with --server-pid, before the closing brace:
+//                ,"server_cpu_us":N,"server_cpu_us_per_request":F
+// the CPU time of the given processes (all their threads, bench/load/process_cpu.h) from the
+// start of the measured window to its end, and that divided by the requests of the window
+// (open loop: scheduled; closed loop: requests). Left out when /proc cannot say.
 // requests: answers counted (closed loop: to requests sent within the measured window and
 // complete before it ends; open loop: to requests due within it); rps: requests / window, the
 // achieved rate; scheduled: requests due within the window (rate x duration).
@@ -50,6 +55,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -58,6 +64,7 @@
 #include "bench/load/latency_summary.h"
 #include "bench/load/load_options.h"
 #include "bench/load/load_worker.h"
+#include "bench/load/process_cpu.h"
 
 namespace gpuadmit::bench {
 namespace {
@@ -65,6 +72,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: gpuadmit_load --url https://IPV4:PORT/PATH --body FILE [--connections N]\n"
     "                     [--threads N] [--warmup S] [--duration S] [--timeout S] [--rate R]\n"
+    "                     [--server-pid PID]...\n"
     "  --connections N  keep-alive connections, opened before the clock starts (default 64)\n"
     "  --threads N      client threads, each with its share of the connections (default 2)\n"
     "  --warmup S       seconds of load before the measured window (default 1)\n"
@@ -73,7 +81,9 @@ constexpr char kUsage[] =
     "  --rate R         open loop: R requests a second in all, each due at t0 + i/R whatever\n"
     "                   the answers do, its latency counted from that due time (waiting for a\n"
     "                   free connection included). Default: closed loop (each connection sends\n"
-    "                   again as soon as its answer is read)\n";
+    "                   again as soon as its answer is read)\n"
+    "  --server-pid PID the server's process (repeatable, e.g. nginx's master and workers):\n"
+    "                   report its CPU time over the measured window, and per request\n";
 
 void AppendF(std::string& out, const char* format, ...) __attribute__((format(printf, 2, 3)));
 void AppendF(std::string& out, const char* format, ...) {
@@ -88,8 +98,8 @@ void AppendF(std::string& out, const char* format, ...) {
 using ull = unsigned long long;
 
 // The LOAD_RESULT line (the file comment above gives its shape).
-std::string ResultLine(const Options& o, const std::vector<ThreadResult>& results,
-                       double setup_ms) {
+std::string ResultLine(const Options& o, const std::vector<ThreadResult>& results, double setup_ms,
+                       std::optional<uint64_t> server_cpu_ns) {
   std::vector<uint32_t> all, lags;
   Errors e;
   uint64_t bytes = 0, non2xx = 0, scheduled = 0, queued = 0;
@@ -128,25 +138,54 @@ std::string ResultLine(const Options& o, const std::vector<ThreadResult>& result
     LatencySummary lag = SummarizeLatencies(std::move(lags));
     AppendF(line,
             "\"mode\":\"open\",\"rate\":%.1f,\"scheduled\":%llu,\"queued\":%llu,"
-            "\"send_lag_us\":{\"p50\":%llu,\"p99\":%llu,\"p999\":%llu,\"max\":%llu}}",
+            "\"send_lag_us\":{\"p50\":%llu,\"p99\":%llu,\"p999\":%llu,\"max\":%llu}",
             o.rate, static_cast<ull>(scheduled), static_cast<ull>(queued),
             static_cast<ull>(lag.p50), static_cast<ull>(lag.p99), static_cast<ull>(lag.p999),
             static_cast<ull>(lag.max));
   } else {
-    line += "\"mode\":\"closed\"}";
+    line += "\"mode\":\"closed\"";
   }
+  uint64_t window_requests = o.rate > 0 ? scheduled : l.count;
+  if (server_cpu_ns && window_requests > 0) {
+    double cpu_us = static_cast<double>(*server_cpu_ns) / 1e3;
+    AppendF(line, ",\"server_cpu_us\":%.0f,\"server_cpu_us_per_request\":%.1f", cpu_us,
+            cpu_us / static_cast<double>(window_requests));
+  }
+  line += "}";
   return line;
 }
 
-// Moves the workers through warm-up and the measured window (all connections are open).
-void Drive(const Options& o, Shared& shared) {
+// The CPU time --server-pid's processes spent between two reads of it.
+class ServerCpu {
+ public:
+  explicit ServerCpu(const std::vector<int>& pids) : pids_(pids) {}
+  void Start() { start_ = Read(); }
+  void Stop() { stop_ = Read(); }
+  std::optional<uint64_t> spent() const {
+    if (!start_ || !stop_ || *stop_ < *start_) return std::nullopt;
+    return *stop_ - *start_;
+  }
+
+ private:
+  std::optional<uint64_t> Read() const {
+    return pids_.empty() ? std::nullopt : ProcessesCpuNs(pids_);
+  }
+  const std::vector<int>& pids_;
+  std::optional<uint64_t> start_, stop_;
+};
+
+// Moves the workers through warm-up and the measured window (all connections are open), and
+// reads the server's CPU time as the window starts and ends.
+void Drive(const Options& o, Shared& shared, ServerCpu& cpu) {
   if (o.rate <= 0) {
     shared.phase.store(Phase::kWarmup, std::memory_order_release);
     std::this_thread::sleep_for(std::chrono::seconds(o.warmup_s));
     shared.measure_from = Clock::now();
     shared.measure_until = shared.measure_from + std::chrono::seconds(o.duration_s);
+    cpu.Start();
     shared.phase.store(Phase::kMeasure, std::memory_order_release);
     std::this_thread::sleep_until(shared.measure_until);
+    cpu.Stop();
     return;
   }
   // Request 0 is due 20 ms from now: two of the workers' 10 ms polls, so every worker has seen
@@ -156,12 +195,14 @@ void Drive(const Options& o, Shared& shared) {
   shared.measure_until = shared.measure_from + std::chrono::seconds(o.duration_s);
   shared.phase.store(Phase::kWarmup, std::memory_order_release);
   std::this_thread::sleep_until(shared.measure_from);
+  cpu.Start();
   shared.phase.store(Phase::kMeasure, std::memory_order_release);
   // The answers to the window's last requests, up to the timeout (swept every 100 ms) after
   // which the workers count them as timeouts.
   auto give_up =
       shared.measure_until + std::chrono::seconds(o.timeout_s) + std::chrono::milliseconds(500);
   std::this_thread::sleep_until(shared.measure_until);
+  cpu.Stop();
   while (shared.drained.load() < o.threads && Clock::now() < give_up) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -211,7 +252,8 @@ int Main(int argc, char** argv) {
   }
   double setup_ms = std::chrono::duration<double, std::milli>(Clock::now() - setup_start).count();
   bool all_open = shared.connected.load() == o.connections;
-  if (all_open) Drive(o, shared);
+  ServerCpu cpu(o.server_pids);
+  if (all_open) Drive(o, shared, cpu);
   shared.phase.store(Phase::kStop, std::memory_order_release);
   for (auto& t : threads) t.join();
   if (!all_open) {
@@ -219,7 +261,10 @@ int Main(int argc, char** argv) {
                  shared.connected.load(), o.connections);
     return 1;
   }
-  std::printf("%s\n", ResultLine(o, results, setup_ms).c_str());
+  if (!o.server_pids.empty() && !cpu.spent()) {
+    std::fprintf(stderr, "gpuadmit_load: the CPU time of --server-pid could not be read\n");
+  }
+  std::printf("%s\n", ResultLine(o, results, setup_ms, cpu.spent()).c_str());
   return 0;
 }
 

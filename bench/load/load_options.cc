@@ -2,10 +2,13 @@
 
 #include <arpa/inet.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
+#include <system_error>
 
 namespace gpuadmit::bench {
 namespace {
@@ -61,6 +64,11 @@ bool ParseOptions(int argc, char** argv, Options& o) {
       o.timeout_s = std::atoi(v);
     } else if (a == "--rate") {
       if (!ParseRate(v, o.rate)) return false;
+    } else if (a == "--server-pid") {
+      int pid = 0;
+      auto [end, error] = std::from_chars(v, v + std::strlen(v), pid);
+      if (error != std::errc() || *end != '\0' || pid <= 0) return false;
+      o.server_pids.push_back(pid);
     } else {
       return false;
     }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace gpuadmit::bench {
 
@@ -23,11 +24,13 @@ struct Options {
   int duration_s = 10;
   int timeout_s = 2;
   double rate = 0;  // requests per second in all, open loop; 0: closed loop
+  // --server-pid (repeatable): processes whose CPU time over the measured window is reported.
+  std::vector<int> server_pids;
 };
 
 // Reads argv into `o`; false for bad usage (an unknown flag, a flag without its value, a URL
 // that is not https://IPv4:PORT/PATH, a count out of range, a rate that is not a number in
-// (0, 1e6]).
+// (0, 1e6], a --server-pid that is not a positive number).
 bool ParseOptions(int argc, char** argv, Options& o);
 
 }  // namespace gpuadmit::bench

@@ -27,6 +27,11 @@ of every request it delays (a closed loop sends less during a stall and hides
 it). Prints the achieved rate, p50/p99/p99.9/max and errors for both servers
 and the gpuadmit/nginx ratios of p99 and p99.9.
 
+With gpuadmit_load, each point also gives the server's CPU time per request
+over the measured window (nginx's master and workers; the gpuadmit started
+here, not one behind --target-url), and the gpuadmit/nginx ratio of it: on
+CPUs the client and the servers share, the tail follows it.
+
 Everything listens on 127.0.0.1 on free ports, in a temporary directory that is
 removed on exit together with every process started here.
 
@@ -473,11 +478,19 @@ point() {
   [[ -n $rate ]] && name="rate=$rate"
   if [[ $client == gpuadmit_load ]]; then
     key=load
-    local rate_args=()
+    local rate_args=() cpu_args=() pid
     [[ -n $rate ]] && rate_args=(--rate "$rate")
+    # The server's CPU time over the window: nginx's master and workers, or the gpuadmit
+    # started here (not one behind --target-url, whose process is not known here).
+    if [[ $server == nginx ]]; then
+      for pid in "$nginx_pid" $(pgrep -P "$nginx_pid" || true); do cpu_args+=(--server-pid "$pid"); done
+    elif [[ $start_gpuadmit == 1 ]]; then
+      cpu_args=(--server-pid "$gpuadmit_pid")
+    fi
     if ! ${client_prefix[@]+"${client_prefix[@]}"} "$load_client" --url "$url" --body "$body" \
       --connections "$c" --threads "$threads" --warmup "$warmup" --duration "$duration" \
-      --timeout 2 ${rate_args[@]+"${rate_args[@]}"} >"$workdir/load.out" 2>&1; then
+      --timeout 2 ${rate_args[@]+"${rate_args[@]}"} ${cpu_args[@]+"${cpu_args[@]}"} \
+      >"$workdir/load.out" 2>&1; then
       cat "$workdir/load.out" >&2
       die "gpuadmit_load failed for $server $name"
     fi
@@ -504,15 +517,17 @@ point() {
   printf '%s\n' "$line" >>"$out"
   "$python" -c 'import json, sys
 d = json.loads(sys.argv[1]); w = d.get("wrk") or d["load"]; l = w["latency_us"]
+cpu = ("  server CPU %.0f us/req" % w["server_cpu_us_per_request"]
+       if "server_cpu_us_per_request" in w else "")
 if d.get("mode") == "open":
     print("  %-9s rate=%-5d %8.0f req/s  p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms"
-          "  errors %d  queued %d"
+          "  errors %d  queued %d%s"
           % (d["server"], d["rate"], w["rps"], l["p50"] / 1e3, l["p99"] / 1e3, l["p999"] / 1e3,
-             l["max"] / 1e3, w["errors"]["total"], w["queued"]))
+             l["max"] / 1e3, w["errors"]["total"], w["queued"], cpu))
 else:
-    print("  %-9s c=%-4d %10.0f req/s  p50 %.3f ms  p99 %.3f ms  max %.3f ms  errors %d"
+    print("  %-9s c=%-4d %10.0f req/s  p50 %.3f ms  p99 %.3f ms  max %.3f ms  errors %d%s"
           % (d["server"], d["conc"], w["rps"], l["p50"] / 1e3, l["p99"] / 1e3, l["max"] / 1e3,
-             w["errors"]["total"]))' \
+             w["errors"]["total"], cpu))' \
     "$line" >&2
 }
 

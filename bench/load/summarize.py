@@ -4,7 +4,9 @@
 Closed-loop points (run.sh --conc) print by concurrency with the gpuadmit/nginx ratios of
 throughput, p50 and p99; open-loop points (run.sh --rate) by rate with the achieved rate,
 p50/p99/p99.9/max and the gpuadmit/nginx ratios of p50, p99 and p99.9, against the issue's
-target (p99 and p99.9 within 1.25x of nginx's).
+target (p99 and p99.9 within 1.25x of nginx's). Where gpuadmit_load read the servers' CPU time
+(--server-pid), either table has a cpu_us column, the server's CPU time per request, and its
+gpuadmit/nginx ratio.
 
 Usage: bench/load/summarize.py RESULTS.jsonl
 """
@@ -28,10 +30,29 @@ def ratio_text(key, g, n):
     return f"{key} {r:.2f}" if r >= 0.1 else f"{key} {r:.2g}"
 
 
+def cpu_cell(w):
+    """The cpu_us column: the server's CPU time per request, or n/a where it was not read."""
+    v = w.get("server_cpu_us_per_request")
+    return f" {v:>7.1f}" if v is not None else f" {'n/a':>7}"
+
+
+def print_cpu_ratio(results, pairs, name):
+    """The gpuadmit/nginx ratio of the servers' CPU per request, where both were read.
+
+    results: the client's figures by (server, rate or concurrency)."""
+    key = "server_cpu_us_per_request"
+    both = [x for x in pairs if key in results[("gpuadmit", x)] and key in results[("nginx", x)]]
+    if both:
+        print("ratio gpuadmit/nginx server CPU per request: "
+              + "  ".join(ratio_text(f"{name}={x}", results[("gpuadmit", x)][key],
+                                     results[("nginx", x)][key]) for x in both))
+
+
 def print_open_loop(points):
     """The table and ratios of open-loop points, by rate."""
+    cpu = any("server_cpu_us_per_request" in result(p) for p in points)
     print(f"{'server':<9} {'rate':>6} {'req/s':>8} {'p50_ms':>8} {'p99_ms':>8} {'p99.9_ms':>9} "
-          f"{'max_ms':>8} {'errors':>7} {'queued':>7}")
+          f"{'max_ms':>8} {'errors':>7} {'queued':>7}" + (f" {'cpu_us':>7}" if cpu else ""))
     by = {}
     for p in points:
         w = result(p)
@@ -44,7 +65,7 @@ def print_open_loop(points):
                       f"timeout {e['timeout']} non2xx {e['non2xx']})")
         print(f"{p['server']:<9} {p['rate']:>6} {w['rps']:>8.0f} {lat['p50'] / 1e3:>8.3f} "
               f"{lat['p99'] / 1e3:>8.3f} {lat['p999'] / 1e3:>9.3f} {lat['max'] / 1e3:>8.3f} "
-              f"{e['total']:>7} {w.get('queued', 0):>7}{detail}")
+              f"{e['total']:>7} {w.get('queued', 0):>7}" + (cpu_cell(w) if cpu else "") + detail)
     rates = sorted({p["rate"] for p in points})
     pairs = [r for r in rates if ("nginx", r) in by and ("gpuadmit", r) in by]
     if not pairs:
@@ -54,6 +75,7 @@ def print_open_loop(points):
         print(f"ratio gpuadmit/nginx {label} latency: "
               + "  ".join(ratio_text(f"rate={r}", by[("gpuadmit", r)]["latency_us"][key],
                                      by[("nginx", r)]["latency_us"][key]) for r in pairs))
+    print_cpu_ratio(by, pairs, "rate")
     verdicts = []
     for r in pairs:
         g, n = by[("gpuadmit", r)]["latency_us"], by[("nginx", r)]["latency_us"]
@@ -92,8 +114,9 @@ def main() -> int:
             print()
     if not points:
         return 0
+    cpu = any("server_cpu_us_per_request" in result(p) for p in points)
     print(f"{'server':<9} {'conc':<5} {'req/s':>9} {'p50_ms':>8} {'p99_ms':>8} "
-          f"{'max_ms':>8} {'errors':>7}")
+          f"{'max_ms':>8} {'errors':>7}" + (f" {'cpu_us':>7}" if cpu else ""))
     by = {}
     for p in points:
         w = result(p)
@@ -105,7 +128,8 @@ def main() -> int:
             detail = (f"  (connect {e['connect']} read {e['read']} write {e['write']} "
                       f"timeout {e['timeout']} non2xx {e['non2xx']})")
         print(f"{p['server']:<9} {p['conc']:<5} {w['rps']:>9.0f} {lat['p50'] / 1e3:>8.3f} "
-              f"{lat['p99'] / 1e3:>8.3f} {lat['max'] / 1e3:>8.3f} {e['total']:>7}{detail}")
+              f"{lat['p99'] / 1e3:>8.3f} {lat['max'] / 1e3:>8.3f} {e['total']:>7}"
+              + (cpu_cell(w) if cpu else "") + detail)
 
     concs = sorted({p["conc"] for p in points})
     pairs = [c for c in concs if ("nginx", c) in by and ("gpuadmit", c) in by]
@@ -120,6 +144,7 @@ def main() -> int:
               + "  ".join(ratio(c, lambda w: w["latency_us"]["p50"]) for c in pairs))
         print("ratio gpuadmit/nginx p99 latency: "
               + "  ".join(ratio(c, lambda w: w["latency_us"]["p99"]) for c in pairs))
+        print_cpu_ratio({k: result(p) for k, p in by.items()}, pairs, "c")
     return 0
 
 

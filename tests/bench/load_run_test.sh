@@ -6,8 +6,8 @@
 #
 # Checks, one line each: both servers measured at every concurrency with no error, the client
 # threads as asked (--client-threads), the summary printed; an open-loop run (--rate) whose
-# points carry the open-loop fields with every scheduled request answered and sane latencies;
-# bad options refused with exit 2; the CPU-only control answered as nginx answers it; and nothing
+# points carry the open-loop fields with every scheduled request answered, sane latencies and
+# the servers' CPU time per request; bad options refused with exit 2; the CPU-only control answered as nginx answers it; and nothing
 # left behind (processes or temporary files). Hermetic: loopback, free ports, a private
 # TMPDIR. Needs wrk, nginx-light, curl, openssl (all in the Makefile's DEBS). Exit status: 0 all
 # passed, 1 a check failed, 77 wrk or nginx is absent (skipped).
@@ -86,7 +86,8 @@ measure wrk wrk 2 "4"
 
 # open_points FILE RATE DURATION: the meta line says open loop at RATE; each server has one point
 # at RATE whose client result is open loop, every request of the window scheduled and answered
-# (RATE x DURATION, no error), and latencies in order and under the 2 s timeout.
+# (RATE x DURATION, no error), latencies in order and under the 2 s timeout, and the server's CPU
+# time over the window read, with its share per request.
 open_points() {
   /usr/bin/python3 - "$@" <<'EOF'
 import json, sys
@@ -113,6 +114,10 @@ for server, p in points.items():
         sys.exit(f"{server}: latencies out of order or over the timeout: {lat}")
     if not lag["p50"] <= lag["p99"] <= lag["max"] <= lat["max"] or r["queued"] > want:
         sys.exit(f"{server}: send lag {lag} or queued {r['queued']} out of bounds")
+    cpu, per = r.get("server_cpu_us"), r.get("server_cpu_us_per_request")
+    if not cpu or not per or abs(per - cpu / want) > 0.1 + 0.001 * per:
+        sys.exit(f"{server}: server CPU {cpu} us, {per} us a request; want both, the second "
+                 f"the first over {want}")
 EOF
 }
 
@@ -131,12 +136,13 @@ measure_open() {
     return
   fi
   if ! grep -q "^ratio gpuadmit/nginx p99.9 latency: rate=${rate} " "${log}" ||
-      ! grep -q "^target p99 and p99.9 <= 1.25x nginx: rate=${rate} " "${log}"; then
-    fail "open loop: no p99.9 ratio or target line in the summary"
+      ! grep -q "^target p99 and p99.9 <= 1.25x nginx: rate=${rate} " "${log}" ||
+      ! grep -q "^ratio gpuadmit/nginx server CPU per request: rate=${rate} " "${log}"; then
+    fail "open loop: no p99.9 ratio, server CPU ratio or target line in the summary"
     tail -n 20 "${log}"
     return
   fi
-  pass "open loop: both servers at ${rate} req/s for ${duration} s, every request answered, latencies in order"
+  pass "open loop: both servers at ${rate} req/s for ${duration} s, every request answered, latencies in order, server CPU read"
 }
 measure_open 200 2
 
@@ -149,6 +155,17 @@ if [[ ${status} -eq 2 && ${message} == *"--rate R"* ]]; then
 else
   fail "gpuadmit_load --rate fast: exit ${status}, want 2 and the usage: ${message}"
 fi
+# ... and a --server-pid that is not a process id.
+for pid in 0 12x; do
+  status=0
+  message="$("${load_client}" --url https://127.0.0.1:1/mutate --body /dev/null \
+    --server-pid "${pid}" 2>&1)" || status=$?
+  if [[ ${status} -eq 2 && ${message} == *"--server-pid PID"* ]]; then
+    pass "gpuadmit_load refused --server-pid ${pid} with its usage"
+  else
+    fail "gpuadmit_load --server-pid ${pid}: exit ${status}, want 2 and the usage: ${message}"
+  fi
+done
 
 # usage ARGS...: run.sh refuses ARGS with exit status 2 and says why.
 usage() {
