@@ -483,7 +483,9 @@ point() {
     # The server's CPU time over the window: nginx's master and workers, or the gpuadmit
     # started here (not one behind --target-url, whose process is not known here).
     if [[ $server == nginx ]]; then
-      for pid in "$nginx_pid" $(pgrep -P "$nginx_pid" || true); do cpu_args+=(--server-pid "$pid"); done
+      for pid in "$nginx_pid" $(pgrep -P "$nginx_pid" || true); do
+        cpu_args+=(--server-pid "$pid")
+      done
     elif [[ $start_gpuadmit == 1 ]]; then
       cpu_args=(--server-pid "$gpuadmit_pid")
     fi
