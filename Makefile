@@ -31,7 +31,7 @@ help:
 	@echo "make test    build and run every test"
 	@echo "make test-sanitize  the tests again under ASan and UBSan (build-sanitize/)"
 	@echo "make fuzz    every libFuzzer target for FUZZ_SECONDS (default 60) each (build-fuzz/, clang)"
-	@echo "make bench   micro-benchmarks and the HTTPS load comparison with nginx"
+	@echo "make bench   micro-benchmarks and the HTTPS load comparison with nginx (closed and open loop)"
 	@echo "make image   the OCI image build/gpuadmit-VERSION.oci.tar (mmdebstrap, buildah; root)"
 	@echo "make test-image  the image built twice (one digest), its smoke test, the Dockerfile"
 	@echo "make certs   dev CA and serving certificate in certs/dev/"
@@ -107,6 +107,8 @@ bench: build
 	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit
 	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --client gpuadmit_load \
 	  --load-client $(BUILD)/bench/gpuadmit_load
+	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --load-client $(BUILD)/bench/gpuadmit_load \
+	  --rate "1000 5000"
 
 deploy:
 	kubectl apply -k manifests/
