@@ -108,7 +108,7 @@ bench: build
 	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --client gpuadmit_load \
 	  --load-client $(BUILD)/bench/gpuadmit_load
 	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --load-client $(BUILD)/bench/gpuadmit_load \
-	  --rate "1000 5000"
+	  --rate "1000 5000" --rounds 3
 
 deploy:
 	kubectl apply -k manifests/

@@ -43,6 +43,11 @@ Options:
   --rate "LIST"         open loop instead: these total rates in req/s, e.g.
                         "1000 5000", each measured on both servers in turn
                         (implies --client gpuadmit_load; not with --conc)
+  --rounds N            with --rate: measure every rate N times, the servers
+                        alternated each time (default 1). The summary adds,
+                        per rate, the median of the rounds' gpuadmit/nginx
+                        ratios and how many rounds met the target: on shared
+                        vCPUs one round's tail ratio is mostly noise
   --rate-connections N  connections the open-loop client keeps open (default
                         64). One carries one request at a time: a request due
                         while all are busy waits for one, and that wait counts
@@ -112,6 +117,7 @@ warmup=1
 concs="1 8 64 256"
 conc_set=0
 rates=""
+rounds=1
 rate_connections=64
 client_set=0
 only=""
@@ -143,6 +149,7 @@ while [[ $# -gt 0 ]]; do
     --conc) need_arg "$@"; concs=$2; conc_set=1; shift 2 ;;
     --rate) need_arg "$@"; rates=$2; shift 2 ;;
     --rate-connections) need_arg "$@"; rate_connections=$2; shift 2 ;;
+    --rounds) need_arg "$@"; rounds=$2; shift 2 ;;
     --only) need_arg "$@"; only=$2; shift 2 ;;
     --gpuadmit) need_arg "$@"; gpuadmit_bin=$(abspath "$2"); shift 2 ;;
     --gpuadmit-arg) need_arg "$@"; gpuadmit_args+=("$2"); shift 2 ;;
@@ -178,6 +185,7 @@ case $client in
   *) usage_error "--client takes wrk or gpuadmit_load" ;;
 esac
 [[ $rate_connections =~ ^[1-9][0-9]*$ ]] || usage_error "--rate-connections wants a whole number > 0"
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || usage_error "--rounds wants a whole number > 0"
 mode=closed
 rate_list=()
 if [[ -n $rates ]]; then
@@ -191,6 +199,7 @@ if [[ -n $rates ]]; then
     || usage_error "--rate needs --client gpuadmit_load (wrk has no open-loop mode)"
   client=gpuadmit_load
 fi
+[[ $rounds == 1 || $mode == open ]] || usage_error "--rounds needs --rate"
 case $only in
   ""|nginx|gpuadmit) ;;
   *) usage_error "--only takes nginx or gpuadmit" ;;
@@ -469,10 +478,11 @@ EOF
 }
 
 # ---- one measured point --------------------------------------------------------
-# point SERVER URL CONC [RATE] -> appends one JSON line to $out and echoes it. With RATE, open
-# loop at RATE req/s over CONC connections; the point is named by its rate.
+# point SERVER URL CONC [RATE ROUND] -> appends one JSON line to $out and echoes it. With RATE,
+# open loop at RATE req/s over CONC connections, round ROUND of --rounds; the point is named by
+# its rate.
 point() {
-  local server=$1 url=$2 c=$3 rate=${4:-} threads result key name
+  local server=$1 url=$2 c=$3 rate=${4:-} round=${5:-1} threads result key name
   threads=$((c < client_threads ? c : client_threads))
   name="c=$c"
   [[ -n $rate ]] && name="rate=$rate"
@@ -513,7 +523,7 @@ point() {
     [[ -n $result ]] || { cat "$workdir/wrk.out" >&2; die "wrk printed no WRK_RESULT line for $server c=$c"; }
   fi
   local line rate_fields=""
-  [[ -n $rate ]] && rate_fields=$(printf '"mode":"open","rate":%d,' "$rate")
+  [[ -n $rate ]] && rate_fields=$(printf '"mode":"open","rate":%d,"round":%d,' "$rate" "$round")
   line=$(printf '{"kind":"point","server":"%s",%s"conc":%d,"threads":%d,"duration_s":%d,"warmup_s":%d,"url":"%s","body_bytes":%d,"client":"%s","%s":%s}' \
     "$server" "$rate_fields" "$c" "$threads" "$duration" "$warmup" "$url" "$body_bytes" "$client" "$key" "$result")
   printf '%s\n' "$line" >>"$out"
@@ -523,14 +533,15 @@ cpu = ("  server CPU %.0f us/req" % w["server_cpu_us_per_request"]
        if "server_cpu_us_per_request" in w else "")
 if d.get("mode") == "open":
     print("  %-9s rate=%-5d %8.0f req/s  p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms"
-          "  errors %d  queued %d%s"
+          "  errors %d  queued %d%s%s"
           % (d["server"], d["rate"], w["rps"], l["p50"] / 1e3, l["p99"] / 1e3, l["p999"] / 1e3,
-             l["max"] / 1e3, w["errors"]["total"], w["queued"], cpu))
+             l["max"] / 1e3, w["errors"]["total"], w["queued"], cpu,
+             "  (round %d of %s)" % (d["round"], sys.argv[2]) if sys.argv[2] != "1" else ""))
 else:
     print("  %-9s c=%-4d %10.0f req/s  p50 %.3f ms  p99 %.3f ms  max %.3f ms  errors %d%s"
           % (d["server"], d["conc"], w["rps"], l["p50"] / 1e3, l["p99"] / 1e3, l["max"] / 1e3,
              w["errors"]["total"], cpu))' \
-    "$line" >&2
+    "$line" "$rounds" >&2
 }
 
 # ---- machine / versions ------------------------------------------------------------
@@ -554,7 +565,7 @@ if [[ -n $(git -C "$REPO_ROOT" status --porcelain 2>/dev/null || true) ]]; then 
 echo "machine:  $ncpu CPUs, $cpu_model, kernel $(uname -r)"
 echo "versions: ${nginx_version:-nginx not run} | $wrk_version | $openssl_version | gpuadmit @ $git_rev"
 if [[ $mode == open ]]; then
-  echo "load:     POST $(basename -- "$body") ($body_bytes B), ${duration}s per point + ${warmup}s warm-up, open loop at ${rate_list[*]} req/s, $client --connections $rate_connections --threads $((rate_connections < client_threads ? rate_connections : client_threads)) --timeout 2s"
+  echo "load:     POST $(basename -- "$body") ($body_bytes B), ${duration}s per point + ${warmup}s warm-up, open loop at ${rate_list[*]} req/s x $rounds round(s), $client --connections $rate_connections --threads $((rate_connections < client_threads ? rate_connections : client_threads)) --timeout 2s"
 else
   echo "load:     POST $(basename -- "$body") ($body_bytes B), ${duration}s per point + ${warmup}s warm-up, c = ${conc_list[*]}, $client -t min(c,$client_threads) --timeout 2s"
 fi
@@ -567,13 +578,14 @@ fi
   duration_s="$duration" warmup_s="$warmup" conc="${conc_list[*]}" body="$(basename -- "$body")" \
   body_bytes="$body_bytes" server_cpus="$server_cpus" client_cpus="$client_cpus" client_threads="$client_threads" \
   strict_status="$strict" target_url="$target_url" mode="$mode" rate="${rate_list[*]}" \
-  rate_connections="$rate_connections" <<'EOF'
+  rate_connections="$rate_connections" rounds="$rounds" <<'EOF'
 import json, sys
 meta = {"kind": "meta"}
 for arg in sys.argv[2:]:
     k, _, v = arg.partition("=")
     meta[k] = v
-for k in ("nproc", "duration_s", "warmup_s", "body_bytes", "client_threads", "rate_connections"):
+for k in ("nproc", "duration_s", "warmup_s", "body_bytes", "client_threads", "rate_connections",
+          "rounds"):
     meta[k] = int(meta[k])
 meta["conc"] = [int(c) for c in meta["conc"].split()] if meta["mode"] == "closed" else []
 meta["rate"] = [int(r) for r in meta["rate"].split()]
@@ -616,18 +628,20 @@ if [[ $run_gpuadmit == 1 ]]; then
 fi
 
 # ---- measure: per concurrency (or rate) nginx then gpuadmit ------------------------------
-for r in ${rate_list[@]+"${rate_list[@]}"}; do
-  if [[ $run_nginx == 1 ]]; then
-    point nginx "$nginx_url" "$rate_connections" "$r"
-    kill -0 "$nginx_pid" 2>/dev/null || { show_log "$workdir/nginx/error.log"; die "nginx exited during rate=$r"; }
-  fi
-  if [[ $run_gpuadmit == 1 ]]; then
-    point gpuadmit "$gpuadmit_url" "$rate_connections" "$r"
-    if [[ $start_gpuadmit == 1 ]] && ! kill -0 "$gpuadmit_pid" 2>/dev/null; then
-      show_log "$workdir/gpuadmit.log"
-      die "gpuadmit exited during rate=$r (partial results in $out)"
+for ((round = 1; round <= rounds; round++)); do
+  for r in ${rate_list[@]+"${rate_list[@]}"}; do
+    if [[ $run_nginx == 1 ]]; then
+      point nginx "$nginx_url" "$rate_connections" "$r" "$round"
+      kill -0 "$nginx_pid" 2>/dev/null || { show_log "$workdir/nginx/error.log"; die "nginx exited during rate=$r"; }
     fi
-  fi
+    if [[ $run_gpuadmit == 1 ]]; then
+      point gpuadmit "$gpuadmit_url" "$rate_connections" "$r" "$round"
+      if [[ $start_gpuadmit == 1 ]] && ! kill -0 "$gpuadmit_pid" 2>/dev/null; then
+        show_log "$workdir/gpuadmit.log"
+        die "gpuadmit exited during rate=$r (partial results in $out)"
+      fi
+    fi
+  done
 done
 [[ $mode == open ]] && conc_list=()
 for c in ${conc_list[@]+"${conc_list[@]}"}; do

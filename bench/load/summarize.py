@@ -4,13 +4,16 @@
 Closed-loop points (run.sh --conc) print by concurrency with the gpuadmit/nginx ratios of
 throughput, p50 and p99; open-loop points (run.sh --rate) by rate with the achieved rate,
 p50/p99/p99.9/max and the gpuadmit/nginx ratios of p50, p99 and p99.9, against the issue's
-target (p99 and p99.9 within 1.25x of nginx's). Where gpuadmit_load read the servers' CPU time
+target (p99 and p99.9 within 1.25x of nginx's); with several rounds per rate (run.sh --rounds),
+every round's ratio, their median, a verdict on the medians and how many rounds met the target
+on their own. Where gpuadmit_load read the servers' CPU time
 (--server-pid), either table has a cpu_us column, the server's CPU time per request, and its
 gpuadmit/nginx ratio.
 
 Usage: bench/load/summarize.py RESULTS.jsonl
 """
 import json
+import statistics
 import sys
 
 # Issue 15: gpuadmit's open-loop p99 and p99.9 within 1.25x of nginx's at the same rate.
@@ -49,38 +52,82 @@ def print_cpu_ratio(results, pairs, name):
 
 
 def print_open_loop(points):
-    """The table and ratios of open-loop points, by rate."""
+    """The table and ratios of open-loop points, by rate (and round, with run.sh --rounds).
+
+    With one round per rate, each ratio line gives that round's ratio and the target line its
+    verdict. With several, each ratio line gives every round's ratio and their median, and the
+    target line judges the medians and counts the rounds that met it on their own."""
     cpu = any("server_cpu_us_per_request" in result(p) for p in points)
-    print(f"{'server':<9} {'rate':>6} {'req/s':>8} {'p50_ms':>8} {'p99_ms':>8} {'p99.9_ms':>9} "
+    rounds = sorted({p.get("round", 1) for p in points})
+    many = len(rounds) > 1
+    print(f"{'server':<9} {'rate':>6} " + (f"{'round':>5} " if many else "")
+          + f"{'req/s':>8} {'p50_ms':>8} {'p99_ms':>8} {'p99.9_ms':>9} "
           f"{'max_ms':>8} {'errors':>7} {'queued':>7}" + (f" {'cpu_us':>7}" if cpu else ""))
     by = {}
     for p in points:
         w = result(p)
         lat = w["latency_us"]
         e = w["errors"]
-        by[(p["server"], p["rate"])] = w
+        k = p.get("round", 1)
+        by[(p["server"], p["rate"], k)] = w
         detail = ""
         if e["total"]:
             detail = (f"  (connect {e['connect']} read {e['read']} write {e['write']} "
                       f"timeout {e['timeout']} non2xx {e['non2xx']})")
-        print(f"{p['server']:<9} {p['rate']:>6} {w['rps']:>8.0f} {lat['p50'] / 1e3:>8.3f} "
+        print(f"{p['server']:<9} {p['rate']:>6} " + (f"{k:>5} " if many else "")
+              + f"{w['rps']:>8.0f} {lat['p50'] / 1e3:>8.3f} "
               f"{lat['p99'] / 1e3:>8.3f} {lat['p999'] / 1e3:>9.3f} {lat['max'] / 1e3:>8.3f} "
               f"{e['total']:>7} {w.get('queued', 0):>7}" + (cpu_cell(w) if cpu else "") + detail)
-    rates = sorted({p["rate"] for p in points})
-    pairs = [r for r in rates if ("nginx", r) in by and ("gpuadmit", r) in by]
-    if not pairs:
+    # The rounds of each rate measured on both servers.
+    paired = {}
+    for r in sorted({p["rate"] for p in points}):
+        ks = [k for k in rounds if ("nginx", r, k) in by and ("gpuadmit", r, k) in by]
+        if ks:
+            paired[r] = ks
+    if not paired:
         return
+
+    def ratios(r, get):
+        """gpuadmit/nginx of get(figures) in each round of rate r where nginx's is not 0."""
+        out = []
+        for k in paired[r]:
+            g, n = get(by[("gpuadmit", r, k)]), get(by[("nginx", r, k)])
+            if g is not None and n:
+                out.append(g / n)
+        return out
+
+    def ratio_cell(r, get):
+        rs = ratios(r, get)
+        if not rs:
+            return f"rate={r} n/a"
+        if not many:
+            return ratio_text(f"rate={r}", rs[0], 1)
+        listed = " ".join(f"{x:.2f}" for x in rs)
+        return f"rate={r} {listed} (median {statistics.median(rs):.2f})"
+
     print()
     for label, key in (("p50", "p50"), ("p99", "p99"), ("p99.9", "p999")):
         print(f"ratio gpuadmit/nginx {label} latency: "
-              + "  ".join(ratio_text(f"rate={r}", by[("gpuadmit", r)]["latency_us"][key],
-                                     by[("nginx", r)]["latency_us"][key]) for r in pairs))
-    print_cpu_ratio(by, pairs, "rate")
+              + "  ".join(ratio_cell(r, lambda w, key=key: w["latency_us"][key]) for r in paired))
+    if any(ratios(r, lambda w: w.get("server_cpu_us_per_request")) for r in paired):
+        print("ratio gpuadmit/nginx server CPU per request: "
+              + "  ".join(ratio_cell(r, lambda w: w.get("server_cpu_us_per_request"))
+                          for r in paired))
     verdicts = []
-    for r in pairs:
-        g, n = by[("gpuadmit", r)]["latency_us"], by[("nginx", r)]["latency_us"]
-        met = all(n[k] and g[k] / n[k] <= OPEN_LOOP_TARGET for k in ("p99", "p999"))
-        verdicts.append(f"rate={r} {'met' if met else 'NOT met'}")
+    for r in paired:
+        p99 = ratios(r, lambda w: w["latency_us"]["p99"])
+        p999 = ratios(r, lambda w: w["latency_us"]["p999"])
+        if len(p99) != len(paired[r]) or len(p999) != len(paired[r]):
+            verdicts.append(f"rate={r} NOT met (an nginx percentile of 0)")
+            continue
+        met = (statistics.median(p99) <= OPEN_LOOP_TARGET
+               and statistics.median(p999) <= OPEN_LOOP_TARGET)
+        verdict = f"rate={r} {'met' if met else 'NOT met'}"
+        if many:
+            alone = sum(1 for a, b in zip(p99, p999)
+                        if a <= OPEN_LOOP_TARGET and b <= OPEN_LOOP_TARGET)
+            verdict += f" (medians of {len(p99)} rounds; {alone} of {len(p99)} met it alone)"
+        verdicts.append(verdict)
     print(f"target p99 and p99.9 <= {OPEN_LOOP_TARGET}x nginx: " + "  ".join(verdicts))
 
 

@@ -5,9 +5,10 @@
 # Usage: tests/bench/load_run_test.sh GPUADMIT GPUADMIT_LOAD [REPO_ROOT]
 #
 # Checks, one line each: both servers measured at every concurrency with no error, the client
-# threads as asked (--client-threads), the summary printed; an open-loop run (--rate) whose
-# points carry the open-loop fields with every scheduled request answered, sane latencies and
-# the servers' CPU time per request; bad options refused with exit 2; the CPU-only control answered as nginx answers it; and nothing
+# threads as asked (--client-threads), the summary printed; open-loop runs (--rate, one round
+# and two) whose points carry the open-loop fields with every scheduled request answered, sane
+# latencies and the servers' CPU time per request, summarised per round and by median; bad
+# options refused with exit 2; the CPU-only control answered as nginx answers it; and nothing
 # left behind (processes or temporary files). Hermetic: loopback, free ports, a private
 # TMPDIR. Needs wrk, nginx-light, curl, openssl (all in the Makefile's DEBS). Exit status: 0 all
 # passed, 1 a check failed, 77 wrk or nginx is absent (skipped).
@@ -84,23 +85,26 @@ measure() {
 measure gpuadmit_load gpuadmit_load 1 "1 4"
 measure wrk wrk 2 "4"
 
-# open_points FILE RATE DURATION WANT_CPU: the meta line says open loop at RATE; each server has
-# one point at RATE whose client result is open loop, every request of the window scheduled and
-# answered (RATE x DURATION, no error), latencies in order and under the 2 s timeout, and (with
-# WANT_CPU 1) the server's CPU time over the window read, with its share per request.
+# open_points FILE RATE DURATION ROUNDS WANT_CPU: the meta line says open loop at RATE in ROUNDS
+# rounds; each server has one point at RATE per round whose client result is open loop, every
+# request of the window scheduled and answered (RATE x DURATION, no error), latencies in order and
+# under the 2 s timeout, and (with WANT_CPU 1) the server's CPU time over the window read, with
+# its share per request.
 open_points() {
   /usr/bin/python3 - "$@" <<'EOF'
 import json, sys
-path, rate, duration = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-want_cpu = sys.argv[4] == "1"
+path, rate, duration, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+want_cpu = sys.argv[5] == "1"
 lines = [json.loads(l) for l in open(path)]
 meta = [l for l in lines if l["kind"] == "meta"]
-if len(meta) != 1 or meta[0]["mode"] != "open" or meta[0]["rate"] != [rate]:
+if (len(meta) != 1 or meta[0]["mode"] != "open" or meta[0]["rate"] != [rate]
+        or meta[0]["rounds"] != rounds):
     sys.exit(f"meta line: {meta}")
-points = {l["server"]: l for l in lines if l["kind"] == "point"}
-if sorted(points) != ["gpuadmit", "nginx"]:
-    sys.exit(f"points for {sorted(points)}, want gpuadmit and nginx")
-for server, p in points.items():
+points = {(l["server"], l["round"]): l for l in lines if l["kind"] == "point"}
+want_points = sorted((s, k) for s in ("gpuadmit", "nginx") for k in range(1, rounds + 1))
+if sorted(points) != want_points or len(lines) != len(points) + 1:
+    sys.exit(f"points for {sorted(points)}, want one for each of {want_points}")
+for (server, _), p in points.items():
     r = p["load"]
     lat, lag = r["latency_us"], r["send_lag_us"]
     if p["mode"] != "open" or p["rate"] != rate or r["mode"] != "open" or r["rate"] != rate:
@@ -124,11 +128,12 @@ for server, p in points.items():
 EOF
 }
 
-# measure_open RATE DURATION: one open-loop run.sh run on both servers, checked.
+# measure_open RATE DURATION ROUNDS: one open-loop run.sh run on both servers, checked.
 measure_open() {
-  local rate="$1" duration="$2" out="${tmp}/open.jsonl" log="${tmp}/open.log"
+  local rate="$1" duration="$2" rounds="$3" out="${tmp}/open.jsonl" log="${tmp}/open.log"
   if ! TMPDIR="${tmp}/t" "${run}" --gpuadmit "${gpuadmit}" --load-client "${load_client}" \
-      --rate "${rate}" --duration "${duration}" --warmup 0 --out "${out}" >"${log}" 2>&1; then
+      --rate "${rate}" --duration "${duration}" --rounds "${rounds}" --warmup 0 \
+      --out "${out}" >"${log}" 2>&1; then
     fail "open loop: run.sh failed"
     tail -n 20 "${log}"
     return
@@ -143,20 +148,29 @@ measure_open() {
     cpu_said=", server CPU read"
   fi
   local why
-  if ! why="$(open_points "${out}" "${rate}" "${duration}" "${want_cpu}" 2>&1)"; then
+  if ! why="$(open_points "${out}" "${rate}" "${duration}" "${rounds}" "${want_cpu}" 2>&1)"; then
     fail "open loop: ${why}"
     return
   fi
-  if ! grep -q "^ratio gpuadmit/nginx p99.9 latency: rate=${rate} " "${log}" ||
-      ! grep -q "^target p99 and p99.9 <= 1.25x nginx: rate=${rate} " "${log}" ||
+  # One round: its ratio and verdict. Several: every round's ratio and their median, and the
+  # verdict on the medians with the count of rounds that met the target alone.
+  local ratios="[0-9.]+" verdict="(met|NOT met)$|(met|NOT met)  "
+  if ((rounds > 1)); then
+    ratios="([0-9.]+ ){${rounds}}\(median [0-9.]+\)"
+    verdict="(met|NOT met) \(medians of ${rounds} rounds; [0-9]+ of ${rounds} met it alone\)"
+  fi
+  if ! grep -Eq "^ratio gpuadmit/nginx p99.9 latency: rate=${rate} ${ratios}" "${log}" ||
+      ! grep -Eq "^target p99 and p99.9 <= 1.25x nginx: rate=${rate} ${verdict}" "${log}" ||
       ! grep -q "${cpu_line}" "${log}"; then
-    fail "open loop: no p99.9 ratio, server CPU ratio or target line in the summary"
+    fail "open loop, ${rounds} round(s): no p99.9 ratio, CPU ratio or target line as expected"
     tail -n 20 "${log}"
     return
   fi
-  pass "open loop: both servers at ${rate} req/s for ${duration} s, every request answered, latencies in order${cpu_said}"
+  local said="open loop: both servers at ${rate} req/s for ${duration} s in ${rounds} round(s)"
+  pass "${said}, every request answered, latencies in order, ratios summarised${cpu_said}"
 }
-measure_open 200 2
+measure_open 200 2 1
+measure_open 200 2 2
 
 # gpuadmit_load itself refuses a rate that is not a number, with its usage (which names --rate).
 status=0
@@ -196,6 +210,8 @@ usage --rate 0
 usage --rate "1000 5k"
 usage --rate 100 --client wrk
 usage --rate 100 --conc 8
+usage --rate 100 --rounds 0
+usage --rounds 2
 
 # The CPU-only control (bench/fixtures/pod-review-cpu-3k.json, docs/performance.md) is answered
 # as nginx answers: allowed, no patch, in as many bytes. Were a policy change to patch it, the
