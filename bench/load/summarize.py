@@ -6,9 +6,8 @@ throughput, p50 and p99; open-loop points (run.sh --rate) by rate with the achie
 p50/p99/p99.9/max and the gpuadmit/nginx ratios of p50, p99 and p99.9, against the issue's
 target (p99 and p99.9 within 1.25x of nginx's); with several rounds per rate (run.sh --rounds),
 every round's ratio, their median, a verdict on the medians and how many rounds met the target
-on their own. Where gpuadmit_load read the servers' CPU time
-(--server-pid), either table has a cpu_us column, the server's CPU time per request, and its
-gpuadmit/nginx ratio.
+on their own. Where gpuadmit_load read the servers' CPU time (--server-pid), either table has a
+cpu_us column, the server's CPU time per request, and its gpuadmit/nginx ratio.
 
 Usage: bench/load/summarize.py RESULTS.jsonl
 """
@@ -18,6 +17,9 @@ import sys
 
 # Issue 15: gpuadmit's open-loop p99 and p99.9 within 1.25x of nginx's at the same rate.
 OPEN_LOOP_TARGET = 1.25
+
+# gpuadmit_load's figure for the server's CPU time per request (with --server-pid).
+CPU = "server_cpu_us_per_request"
 
 
 def result(point):
@@ -35,20 +37,8 @@ def ratio_text(key, g, n):
 
 def cpu_cell(w):
     """The cpu_us column: the server's CPU time per request, or n/a where it was not read."""
-    v = w.get("server_cpu_us_per_request")
+    v = w.get(CPU)
     return f" {v:>7.1f}" if v is not None else f" {'n/a':>7}"
-
-
-def print_cpu_ratio(results, pairs, name):
-    """The gpuadmit/nginx ratio of the servers' CPU per request, where both were read.
-
-    results: the client's figures by (server, rate or concurrency)."""
-    key = "server_cpu_us_per_request"
-    both = [x for x in pairs if key in results[("gpuadmit", x)] and key in results[("nginx", x)]]
-    if both:
-        print("ratio gpuadmit/nginx server CPU per request: "
-              + "  ".join(ratio_text(f"{name}={x}", results[("gpuadmit", x)][key],
-                                     results[("nginx", x)][key]) for x in both))
 
 
 def print_open_loop(points):
@@ -57,7 +47,7 @@ def print_open_loop(points):
     With one round per rate, each ratio line gives that round's ratio and the target line its
     verdict. With several, each ratio line gives every round's ratio and their median, and the
     target line judges the medians and counts the rounds that met it on their own."""
-    cpu = any("server_cpu_us_per_request" in result(p) for p in points)
+    cpu = any(CPU in result(p) for p in points)
     rounds = sorted({p.get("round", 1) for p in points})
     many = len(rounds) > 1
     print(f"{'server':<9} {'rate':>6} " + (f"{'round':>5} " if many else "")
@@ -109,10 +99,9 @@ def print_open_loop(points):
     for label, key in (("p50", "p50"), ("p99", "p99"), ("p99.9", "p999")):
         print(f"ratio gpuadmit/nginx {label} latency: "
               + "  ".join(ratio_cell(r, lambda w, key=key: w["latency_us"][key]) for r in paired))
-    if any(ratios(r, lambda w: w.get("server_cpu_us_per_request")) for r in paired):
+    if any(ratios(r, lambda w: w.get(CPU)) for r in paired):
         print("ratio gpuadmit/nginx server CPU per request: "
-              + "  ".join(ratio_cell(r, lambda w: w.get("server_cpu_us_per_request"))
-                          for r in paired))
+              + "  ".join(ratio_cell(r, lambda w: w.get(CPU)) for r in paired))
     verdicts = []
     for r in paired:
         p99 = ratios(r, lambda w: w["latency_us"]["p99"])
@@ -161,7 +150,7 @@ def main() -> int:
             print()
     if not points:
         return 0
-    cpu = any("server_cpu_us_per_request" in result(p) for p in points)
+    cpu = any(CPU in result(p) for p in points)
     print(f"{'server':<9} {'conc':<5} {'req/s':>9} {'p50_ms':>8} {'p99_ms':>8} "
           f"{'max_ms':>8} {'errors':>7}" + (f" {'cpu_us':>7}" if cpu else ""))
     by = {}
@@ -191,7 +180,11 @@ def main() -> int:
               + "  ".join(ratio(c, lambda w: w["latency_us"]["p50"]) for c in pairs))
         print("ratio gpuadmit/nginx p99 latency: "
               + "  ".join(ratio(c, lambda w: w["latency_us"]["p99"]) for c in pairs))
-        print_cpu_ratio({k: result(p) for k, p in by.items()}, pairs, "c")
+        with_cpu = [c for c in pairs
+                    if CPU in result(by[("gpuadmit", c)]) and CPU in result(by[("nginx", c)])]
+        if with_cpu:
+            print("ratio gpuadmit/nginx server CPU per request: "
+                  + "  ".join(ratio(c, lambda w: w[CPU]) for c in with_cpu))
     return 0
 
 
