@@ -39,26 +39,6 @@ void BM_ReviewAllow(benchmark::State& state) {
 }
 BENCHMARK(BM_ReviewAllow);
 
-// The review as `make run` and bench/load/run.sh serve it: the example policy
-// (manifests/examples/policy.yaml), the demo cluster, and a reservation ledger that each review
-// commits to (every request carries the same uid, so each commit replaces the last).
-void BM_ReviewAsServed(benchmark::State& state) {
-  InventorySnapshot snapshot = testing::SnapshotOf(testing::DemoCluster());
-  auto policy = ParsePolicy(testing::ReadSourceFile("manifests/examples/policy.yaml"));
-  if (!policy.ok()) {
-    state.SkipWithError("manifests/examples/policy.yaml does not parse");
-    return;
-  }
-  ReservationLedger ledger(std::chrono::seconds(30));
-  LedgerReservations reservations(ledger);
-  ReviewContext context{snapshot, policy.value(), nullptr, &reservations};
-  for (auto _ : state) {
-    auto answer = Review(Body(), context);
-    benchmark::DoNotOptimize(answer);
-  }
-}
-BENCHMARK(BM_ReviewAsServed);
-
 // Writes `kib` KiB of a 64 MiB buffer, so that what the next review reads was evicted from the
 // caches: 1,024 KiB is twice this machine's L2, 65,536 KiB twice its L3. `huge_pages` writes a
 // buffer on 2 MiB pages, which evicts the caches and not the TLB (32 entries instead of 16,384):
@@ -79,10 +59,11 @@ void EvictCaches(int64_t kib, bool huge_pages) {
   benchmark::ClobberMemory();
 }
 
-// The same review as BM_ReviewAsServed, with the caches evicted before each one (outside the
-// timing): a served review at 1,000 req/s on this VM costs 2-3x its warm time, and this says how
-// much of that the caches explain.
-void BM_ReviewAsServedCold(benchmark::State& state) {
+// The review as `make run` and bench/load/run.sh serve it: the example policy
+// (manifests/examples/policy.yaml), the demo cluster, and a reservation ledger that each review
+// commits to (every request carries the same uid, so each commit replaces the last). With
+// `evict_kib`, the caches are evicted before each review, outside the timing.
+void ReviewAsServed(benchmark::State& state, int64_t evict_kib, bool huge_pages) {
   InventorySnapshot snapshot = testing::SnapshotOf(testing::DemoCluster());
   auto policy = ParsePolicy(testing::ReadSourceFile("manifests/examples/policy.yaml"));
   if (!policy.ok()) {
@@ -93,12 +74,23 @@ void BM_ReviewAsServedCold(benchmark::State& state) {
   LedgerReservations reservations(ledger);
   ReviewContext context{snapshot, policy.value(), nullptr, &reservations};
   for (auto _ : state) {
-    state.PauseTiming();
-    EvictCaches(state.range(0), state.range(1) != 0);
-    state.ResumeTiming();
+    if (evict_kib > 0) {
+      state.PauseTiming();
+      EvictCaches(evict_kib, huge_pages);
+      state.ResumeTiming();
+    }
     auto answer = Review(Body(), context);
     benchmark::DoNotOptimize(answer);
   }
+}
+
+void BM_ReviewAsServed(benchmark::State& state) { ReviewAsServed(state, 0, false); }
+BENCHMARK(BM_ReviewAsServed);
+
+// A served review at 1,000 req/s on this VM costs 2-3x its warm time; this says how much of that
+// the caches explain.
+void BM_ReviewAsServedCold(benchmark::State& state) {
+  ReviewAsServed(state, state.range(0), state.range(1) != 0);
 }
 BENCHMARK(BM_ReviewAsServedCold)
     ->Iterations(1000)
