@@ -7,22 +7,18 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <numeric>
 #include <random>
-#include <thread>
 #include <vector>
+
+#include "bench/between_iterations.h"
 
 namespace gpuadmit {
 namespace {
 
 constexpr size_t kLine = 64;
 constexpr size_t kSlotsPerLine = kLine / sizeof(size_t);
-
-void Sleep(int64_t idle_us) {
-  if (idle_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(idle_us));
-}
 
 void BM_LineAfterIdle(benchmark::State& state) {
   const size_t lines = static_cast<size_t>(state.range(0)) * 1024 / kLine;
@@ -37,7 +33,7 @@ void BM_LineAfterIdle(benchmark::State& state) {
   size_t at = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    Sleep(state.range(1));
+    IdleFor(state.range(1));
     state.ResumeTiming();
     for (size_t i = 0; i < lines; ++i) at = next[at];
     benchmark::DoNotOptimize(at);
@@ -57,7 +53,7 @@ void BM_ClockAfterIdle(benchmark::State& state) {
   uint64_t x = 1;
   for (auto _ : state) {
     state.PauseTiming();
-    Sleep(state.range(0));
+    IdleFor(state.range(0));
     state.ResumeTiming();
     for (int i = 0; i < 40'000; ++i) x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     benchmark::DoNotOptimize(x);

@@ -5,14 +5,10 @@
 // the caches before each iteration, as a served review finds them on this VM.
 #include <benchmark/benchmark.h>
 #include <simdjson.h>
-#include <sys/mman.h>
 
-#include <algorithm>
 #include <array>
-#include <chrono>
-#include <cstdlib>
-#include <thread>
 
+#include "bench/between_iterations.h"
 #include "core/admission/admission.h"
 #include "core/admission/review.h"
 #include "core/admission/review_decode.h"
@@ -41,26 +37,6 @@ void BM_ReviewAllow(benchmark::State& state) {
 }
 BENCHMARK(BM_ReviewAllow);
 
-// Writes `kib` KiB of a 64 MiB buffer, so that what the next review reads was evicted from the
-// caches: 1,024 KiB is twice this machine's L2, 65,536 KiB twice its L3. `huge_pages` writes a
-// buffer on 2 MiB pages, which evicts the caches and not the TLB (32 entries instead of 16,384):
-// alike timings say misses, not page walks, are the cold review's cost (docs/performance.md).
-void EvictCaches(int64_t kib, bool huge_pages) {
-  constexpr size_t kHugePage = 2 << 20, kSize = 64 << 20;
-  static char* small = static_cast<char*>(std::aligned_alloc(kHugePage, kSize));
-  static char* huge = [] {
-    auto* p = static_cast<char*>(std::aligned_alloc(kHugePage, kSize));
-    madvise(p, kSize, MADV_HUGEPAGE);
-    return p;
-  }();
-  static char round = 0;
-  ++round;
-  char* buffer = huge_pages ? huge : small;
-  size_t bytes = std::min(static_cast<size_t>(kib) << 10, kSize);
-  for (size_t i = 0; i < bytes; i += 64) buffer[i] = round;
-  benchmark::ClobberMemory();
-}
-
 // The review as `make run` and bench/load/run.sh serve it: the example policy
 // (manifests/examples/policy.yaml), the demo cluster, and a reservation ledger that each review
 // commits to (every request carries the same uid, so each commit replaces the last). With
@@ -82,7 +58,7 @@ void ReviewAsServed(benchmark::State& state, int64_t evict_kib, bool huge_pages,
     if (evict_kib > 0 || idle_us > 0) {
       state.PauseTiming();
       if (evict_kib > 0) EvictCaches(evict_kib, huge_pages);
-      if (idle_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(idle_us));
+      IdleFor(idle_us);
       state.ResumeTiming();
     }
     auto answer = Review(Body(), context);
