@@ -48,6 +48,20 @@ Options:
                         per rate, the median of the rounds' gpuadmit/nginx
                         ratios and how many rounds met the target: on shared
                         vCPUs one round's tail ratio is mostly noise
+  --controls            with --rate: after gpuadmit in each round, two controls on
+                        the same gpuadmit, to show where its time over nginx goes:
+                          gpuadmit:no-plan    the same pod without its GPU
+                                              (--control-body): decoded and
+                                              answered allowed, nothing planned
+                                              or patched
+                          gpuadmit:no-review  the request body POSTed to a path
+                                              gpuadmit answers 404 (read off the
+                                              socket, never decoded): TLS and
+                                              HTTP alone
+                        each with its ratios to nginx (its 404s are by design,
+                        not errors of the run)
+  --control-body FILE   the no-plan control's body (default
+                        bench/fixtures/pod-review-cpu-3k.json)
   --rate-connections N  connections the open-loop client keeps open (default
                         64). One carries one request at a time: a request due
                         while all are busy waits for one, and that wait counts
@@ -118,6 +132,8 @@ concs="1 8 64 256"
 conc_set=0
 rates=""
 rounds=1
+controls=0
+control_body="$REPO_ROOT/bench/fixtures/pod-review-cpu-3k.json"
 rate_connections=64
 client_set=0
 only=""
@@ -150,6 +166,8 @@ while [[ $# -gt 0 ]]; do
     --rate) need_arg "$@"; rates=$2; shift 2 ;;
     --rate-connections) need_arg "$@"; rate_connections=$2; shift 2 ;;
     --rounds) need_arg "$@"; rounds=$2; shift 2 ;;
+    --controls) controls=1; shift ;;
+    --control-body) need_arg "$@"; control_body=$(abspath "$2"); shift 2 ;;
     --only) need_arg "$@"; only=$2; shift 2 ;;
     --gpuadmit) need_arg "$@"; gpuadmit_bin=$(abspath "$2"); shift 2 ;;
     --gpuadmit-arg) need_arg "$@"; gpuadmit_args+=("$2"); shift 2 ;;
@@ -204,6 +222,8 @@ case $only in
   ""|nginx|gpuadmit) ;;
   *) usage_error "--only takes nginx or gpuadmit" ;;
 esac
+[[ $controls == 0 || $mode == open ]] || usage_error "--controls needs --rate"
+[[ $controls == 0 || $only != nginx ]] || usage_error "--controls are gpuadmit's; not with --only nginx"
 if [[ -n $target_url && $only == nginx ]]; then
   usage_error "--target-url is the gpuadmit target; it makes no sense with --only nginx"
 fi
@@ -232,6 +252,7 @@ need_tool "$python" "used to pick free ports and to summarise"
 if [[ -n $server_cpus || -n $client_cpus ]]; then need_tool taskset "util-linux"; fi
 need_file "$lua" "the wrk script"
 need_file "$body" "request body"
+[[ $controls == 0 ]] || need_file "$control_body" "--control-body"
 if [[ $run_nginx == 1 ]]; then
   [[ -x $nginx_bin ]] || { echo "run.sh: nginx not found at $nginx_bin (apt-get install nginx-light, or --nginx PATH)" >&2; exit 2; }
   need_file "$nginx_response" "the fixed answer nginx returns"
@@ -477,12 +498,37 @@ EOF
   echo "sanity $name: 200, uid echoed, $(wc -c <"$r1" | tr -d ' ') B answer, keep-alive connection $reuse" >&2
 }
 
+# ---- the controls (--controls): what they answer, on one keep-alive connection --------------
+# sanity_controls CURL-TLS-ARGS...: the no-plan body is answered 200 and allowed with no patch
+# (it asks for no GPU, so nothing was planned); the no-review path is answered 404 twice on one
+# connection (the first body was read off the socket, and the connection kept).
+sanity_controls() {
+  local a1=$workdir/no-plan-answer1.json a2=$workdir/no-plan-answer2.json info
+  info=$(curl -sS --max-time 10 "$@" -H 'Content-Type: application/json' --data-binary "@$control_body" \
+    -w '%{http_code} %{num_connects}\n' -o "$a1" "$gpuadmit_url" -o "$a2" "$gpuadmit_url" \
+    2>"$workdir/no-plan-curl.err") || { cat "$workdir/no-plan-curl.err" >&2; die "no-plan control: POST $gpuadmit_url failed"; }
+  [[ $(awk '{printf "%s ", $1}' <<<"$info") == "200 200 " ]] \
+    || { head -c 600 "$a1" >&2; echo >&2; die "no-plan control: POST $gpuadmit_url answered $(awk '{printf "%s ", $1}' <<<"$info")(want 200 200)"; }
+  "$python" - "$a1" <<'EOF' || die "no-plan control: $(basename -- "$control_body") is not answered as a pod with nothing to plan"
+import json, sys
+resp = json.load(open(sys.argv[1])).get("response") or {}
+if resp.get("allowed") is not True or "patch" in resp:
+    sys.exit(f"want allowed and no patch, got: {json.dumps(resp)[:400]}")
+EOF
+  info=$(curl -sS --max-time 10 "$@" -H 'Content-Type: application/json' --data-binary "@$body" \
+    -w '%{http_code} %{num_connects}\n' -o /dev/null "$no_review_url" -o /dev/null "$no_review_url" \
+    2>"$workdir/no-review-curl.err") || { cat "$workdir/no-review-curl.err" >&2; die "no-review control: POST $no_review_url failed"; }
+  [[ $info == $'404 1\n404 0' ]] \
+    || die "no-review control: POST $no_review_url twice answered $(tr '\n' ' ' <<<"$info")(want 404 on one kept connection)"
+  echo "sanity controls: no-plan answered allowed without a patch; no-review answered 404 twice on one kept connection" >&2
+}
+
 # ---- one measured point --------------------------------------------------------
 # point SERVER URL CONC [RATE ROUND] -> appends one JSON line to $out and echoes it. With RATE,
 # open loop at RATE req/s over CONC connections, round ROUND of --rounds; the point is named by
 # its rate.
 point() {
-  local server=$1 url=$2 c=$3 rate=${4:-} round=${5:-1} threads result key name
+  local server=$1 url=$2 c=$3 rate=${4:-} round=${5:-1} send=${6:-$body} threads result key name
   threads=$((c < client_threads ? c : client_threads))
   name="c=$c"
   [[ -n $rate ]] && name="rate=$rate"
@@ -499,7 +545,7 @@ point() {
     elif [[ $start_gpuadmit == 1 ]]; then
       cpu_args=(--server-pid "$gpuadmit_pid")
     fi
-    if ! ${client_prefix[@]+"${client_prefix[@]}"} "$load_client" --url "$url" --body "$body" \
+    if ! ${client_prefix[@]+"${client_prefix[@]}"} "$load_client" --url "$url" --body "$send" \
       --connections "$c" --threads "$threads" --warmup "$warmup" --duration "$duration" \
       --timeout 2 ${rate_args[@]+"${rate_args[@]}"} ${cpu_args[@]+"${cpu_args[@]}"} \
       >"$workdir/load.out" 2>&1; then
@@ -525,14 +571,14 @@ point() {
   local line rate_fields=""
   [[ -n $rate ]] && rate_fields=$(printf '"mode":"open","rate":%d,"round":%d,' "$rate" "$round")
   line=$(printf '{"kind":"point","server":"%s",%s"conc":%d,"threads":%d,"duration_s":%d,"warmup_s":%d,"url":"%s","body_bytes":%d,"client":"%s","%s":%s}' \
-    "$server" "$rate_fields" "$c" "$threads" "$duration" "$warmup" "$url" "$body_bytes" "$client" "$key" "$result")
+    "$server" "$rate_fields" "$c" "$threads" "$duration" "$warmup" "$url" "$(bytes_of "$send")" "$client" "$key" "$result")
   printf '%s\n' "$line" >>"$out"
   "$python" -c 'import json, sys
 d = json.loads(sys.argv[1]); w = d.get("wrk") or d["load"]; l = w["latency_us"]
 cpu = ("  server CPU %.0f us/req" % w["server_cpu_us_per_request"]
        if "server_cpu_us_per_request" in w else "")
 if d.get("mode") == "open":
-    print("  %-9s rate=%-5d %8.0f req/s  p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms"
+    print("  %-18s rate=%-5d %8.0f req/s  p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms"
           "  errors %d  queued %d%s%s"
           % (d["server"], d["rate"], w["rps"], l["p50"] / 1e3, l["p99"] / 1e3, l["p999"] / 1e3,
              l["max"] / 1e3, w["errors"]["total"], w["queued"], cpu,
@@ -545,7 +591,8 @@ else:
 }
 
 # ---- machine / versions ------------------------------------------------------------
-body_bytes=$("$python" -c 'import sys; print(len(open(sys.argv[1],"rb").read().rstrip()))' "$body")
+bytes_of() { "$python" -c 'import sys; print(len(open(sys.argv[1],"rb").read().rstrip()))' "$1"; }
+body_bytes=$(bytes_of "$body")
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 [[ -n $cpu_model ]] || cpu_model=unknown
 ncpu=$(nproc)
@@ -619,12 +666,20 @@ if [[ $run_gpuadmit == 1 ]]; then
       *) usage_error "--target-url must start with https://" ;;
     esac
     sanity gpuadmit "$gpuadmit_url" -k
+    gpuadmit_tls=(-k)
   else
     gpuadmit_port=$(free_port)
     start_gpuadmit "$gpuadmit_port"
     gpuadmit_url="https://127.0.0.1:$gpuadmit_port/mutate"
     sanity gpuadmit "$gpuadmit_url" --cacert "$ca_crt"
+    gpuadmit_tls=(--cacert "$ca_crt")
   fi
+fi
+
+if [[ $controls == 1 ]]; then
+  [[ $gpuadmit_url =~ ^(https://[^/]+) ]] || die "cannot find the host of $gpuadmit_url"
+  no_review_url="${BASH_REMATCH[1]}/gpuadmit-load-no-review"
+  sanity_controls "${gpuadmit_tls[@]}"
 fi
 
 # ---- measure: per concurrency (or rate) nginx then gpuadmit ------------------------------
@@ -636,6 +691,10 @@ for ((round = 1; round <= rounds; round++)); do
     fi
     if [[ $run_gpuadmit == 1 ]]; then
       point gpuadmit "$gpuadmit_url" "$rate_connections" "$r" "$round"
+      if [[ $controls == 1 ]]; then
+        point gpuadmit:no-plan "$gpuadmit_url" "$rate_connections" "$r" "$round" "$control_body"
+        point gpuadmit:no-review "$no_review_url" "$rate_connections" "$r" "$round"
+      fi
       if [[ $start_gpuadmit == 1 ]] && ! kill -0 "$gpuadmit_pid" 2>/dev/null; then
         show_log "$workdir/gpuadmit.log"
         die "gpuadmit exited during rate=$r (partial results in $out)"

@@ -7,7 +7,9 @@ p50/p99/p99.9/max and the gpuadmit/nginx ratios of p50, p99 and p99.9, against t
 target (p99 and p99.9 within 1.25x of nginx's); with several rounds per rate (run.sh --rounds),
 every round's ratio, their median, a verdict on the medians and how many rounds met the target
 on their own. Where gpuadmit_load read the servers' CPU time (--server-pid), either table has a
-cpu_us column, the server's CPU time per request, and its gpuadmit/nginx ratio.
+cpu_us column, the server's CPU time per request, and its gpuadmit/nginx ratio. The controls of
+run.sh --controls (gpuadmit:no-plan, gpuadmit:no-review) get the same ratios to nginx and the
+same verdict, so the table says how much of gpuadmit's tail its decisions cost.
 
 Usage: bench/load/summarize.py RESULTS.jsonl
 """
@@ -20,6 +22,10 @@ OPEN_LOOP_TARGET = 1.25
 
 # gpuadmit_load's figure for the server's CPU time per request (with --server-pid).
 CPU = "server_cpu_us_per_request"
+
+# run.sh --controls: the same gpuadmit answering a pod with nothing to plan, and a path it
+# answers 404 without reading the body as a review (whose 404s are what it measures).
+CONTROLS = ("gpuadmit:no-plan", "gpuadmit:no-review")
 
 
 def result(point):
@@ -50,7 +56,8 @@ def print_open_loop(points):
     cpu = any(CPU in result(p) for p in points)
     rounds = sorted({p.get("round", 1) for p in points})
     many = len(rounds) > 1
-    print(f"{'server':<9} {'rate':>6} " + (f"{'round':>5} " if many else "")
+    width = max(9, max(len(p["server"]) for p in points))
+    print(f"{'server':<{width}} {'rate':>6} " + (f"{'round':>5} " if many else "")
           + f"{'req/s':>8} {'p50_ms':>8} {'p99_ms':>8} {'p99.9_ms':>9} "
           f"{'max_ms':>8} {'errors':>7} {'queued':>7}" + (f" {'cpu_us':>7}" if cpu else ""))
     by = {}
@@ -61,27 +68,35 @@ def print_open_loop(points):
         k = p.get("round", 1)
         by[(p["server"], p["rate"], k)] = w
         detail = ""
-        if e["total"]:
+        if e["total"] and p["server"] == "gpuadmit:no-review" and e["total"] == e["non2xx"]:
+            detail = "  (the control's 404s)"
+        elif e["total"]:
             detail = (f"  (connect {e['connect']} read {e['read']} write {e['write']} "
                       f"timeout {e['timeout']} non2xx {e['non2xx']})")
-        print(f"{p['server']:<9} {p['rate']:>6} " + (f"{k:>5} " if many else "")
+        print(f"{p['server']:<{width}} {p['rate']:>6} " + (f"{k:>5} " if many else "")
               + f"{w['rps']:>8.0f} {lat['p50'] / 1e3:>8.3f} "
               f"{lat['p99'] / 1e3:>8.3f} {lat['p999'] / 1e3:>9.3f} {lat['max'] / 1e3:>8.3f} "
               f"{e['total']:>7} {w.get('queued', 0):>7}" + (cpu_cell(w) if cpu else "") + detail)
+    for server in ("gpuadmit",) + CONTROLS:
+        print_ratios(server, by, points, rounds, many)
+
+
+def print_ratios(server, by, points, rounds, many):
+    """SERVER/nginx ratios of p50, p99, p99.9 and CPU per request by rate, and the verdict."""
     # The rounds of each rate measured on both servers.
     paired = {}
     for r in sorted({p["rate"] for p in points}):
-        ks = [k for k in rounds if ("nginx", r, k) in by and ("gpuadmit", r, k) in by]
+        ks = [k for k in rounds if ("nginx", r, k) in by and (server, r, k) in by]
         if ks:
             paired[r] = ks
     if not paired:
         return
 
     def ratios(r, get):
-        """gpuadmit/nginx of get(figures) in each round of rate r where nginx's is not 0."""
+        """server/nginx of get(figures) in each round of rate r where nginx's is not 0."""
         out = []
         for k in paired[r]:
-            g, n = get(by[("gpuadmit", r, k)]), get(by[("nginx", r, k)])
+            g, n = get(by[(server, r, k)]), get(by[("nginx", r, k)])
             if g is not None and n:
                 out.append(g / n)
         return out
@@ -97,10 +112,10 @@ def print_open_loop(points):
 
     print()
     for label, key in (("p50", "p50"), ("p99", "p99"), ("p99.9", "p999")):
-        print(f"ratio gpuadmit/nginx {label} latency: "
+        print(f"ratio {server}/nginx {label} latency: "
               + "  ".join(ratio_cell(r, lambda w, key=key: w["latency_us"][key]) for r in paired))
     if any(ratios(r, lambda w: w.get(CPU)) for r in paired):
-        print("ratio gpuadmit/nginx server CPU per request: "
+        print(f"ratio {server}/nginx server CPU per request: "
               + "  ".join(ratio_cell(r, lambda w: w.get(CPU)) for r in paired))
     verdicts = []
     for r in paired:
@@ -117,7 +132,8 @@ def print_open_loop(points):
                         if a <= OPEN_LOOP_TARGET and b <= OPEN_LOOP_TARGET)
             verdict += f" (medians of {len(p99)} rounds; {alone} of {len(p99)} met it alone)"
         verdicts.append(verdict)
-    print(f"target p99 and p99.9 <= {OPEN_LOOP_TARGET}x nginx: " + "  ".join(verdicts))
+    what = "target" if server == "gpuadmit" else f"{server} against the target"
+    print(f"{what} p99 and p99.9 <= {OPEN_LOOP_TARGET}x nginx: " + "  ".join(verdicts))
 
 
 def main() -> int:

@@ -7,11 +7,12 @@
 # Checks, one line each: both servers measured at every concurrency with no error, the client
 # threads as asked (--client-threads), the summary printed; open-loop runs (--rate, one round
 # and two) whose points carry the open-loop fields with every scheduled request answered, sane
-# latencies and the servers' CPU time per request, summarised per round and by median; bad
-# options refused with exit 2; the CPU-only control answered as nginx answers it; and nothing
-# left behind (processes or temporary files). Hermetic: loopback, free ports, a private
-# TMPDIR. Needs wrk, nginx-light, curl, openssl (all in the Makefile's DEBS). Exit status: 0 all
-# passed, 1 a check failed, 77 wrk or nginx is absent (skipped).
+# latencies and the servers' CPU time per request, summarised per round and by median; the two
+# controls of --controls measured and summarised; bad options refused with exit 2; the CPU-only
+# control answered as nginx answers it; and nothing left behind (processes or temporary files).
+# Hermetic: loopback, free ports, a private TMPDIR. Needs wrk, nginx-light, curl, openssl (all in
+# the Makefile's DEBS). Exit status: 0 all passed, 1 a check failed, 77 wrk or nginx is absent
+# (skipped).
 set -uo pipefail
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -172,6 +173,51 @@ measure_open() {
 measure_open 200 2 1
 measure_open 200 2 2
 
+# control_points FILE RATE DURATION: with --controls, one point per round for nginx, gpuadmit and
+# both controls, each with every scheduled request answered; the no-plan control without error,
+# the no-review control answered 404 every time (its errors are exactly its 404s).
+control_points() {
+  /usr/bin/python3 - "$@" <<'EOF'
+import json, sys
+path, rate, duration = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+want = rate * duration
+points = {l["server"]: l for l in map(json.loads, open(path)) if l["kind"] == "point"}
+servers = ["gpuadmit", "gpuadmit:no-plan", "gpuadmit:no-review", "nginx"]
+if sorted(points) != servers:
+    sys.exit(f"points for {sorted(points)}, want {servers}")
+for server, p in points.items():
+    r = p["load"]
+    e = r["errors"]
+    if r["scheduled"] != want or r["requests"] != want:
+        sys.exit(f"{server}: {r['scheduled']} scheduled, {r['requests']} answered; want {want}")
+    expected = want if server == "gpuadmit:no-review" else 0
+    if e["total"] != expected or e["non2xx"] != expected:
+        sys.exit(f"{server}: errors {e}, want {expected}, all of them non-2xx")
+if points["gpuadmit:no-plan"]["body_bytes"] == points["gpuadmit"]["body_bytes"]:
+    sys.exit("the no-plan control sent gpuadmit's body, not the control body")
+EOF
+}
+
+# run.sh --controls: both controls measured after gpuadmit, and summarised like it.
+controls_out="${tmp}/controls.jsonl"
+controls_log="${tmp}/controls.log"
+if ! TMPDIR="${tmp}/t" "${run}" --gpuadmit "${gpuadmit}" --load-client "${load_client}" \
+    --rate 200 --duration 2 --warmup 0 --controls --out "${controls_out}" >"${controls_log}" 2>&1; then
+  fail "controls: run.sh --controls failed"
+  tail -n 20 "${controls_log}"
+elif ! why="$(control_points "${controls_out}" 200 2 2>&1)"; then
+  fail "controls: ${why}"
+elif ! grep -q "^sanity controls: no-plan answered allowed without a patch" "${controls_log}" ||
+    ! grep -Eq "^gpuadmit:no-review +200 .*\(the control's 404s\)$" "${controls_log}" ||
+    ! grep -Eq "^ratio gpuadmit:no-plan/nginx p99 latency: rate=200 [0-9.]+$" "${controls_log}" ||
+    ! grep -Eq "^gpuadmit:no-review against the target p99 and p99.9 <= 1.25x nginx: rate=200 (met|NOT met)$" \
+      "${controls_log}"; then
+  fail "controls: no sanity line, table line or ratio and verdict lines as expected"
+  tail -n 30 "${controls_log}"
+else
+  pass "controls: no-plan and no-review measured after gpuadmit, every request answered, summarised"
+fi
+
 # gpuadmit_load itself refuses a rate that is not a number, with its usage (which names --rate).
 status=0
 message="$("${load_client}" --url https://127.0.0.1:1/mutate --body /dev/null --rate fast 2>&1)" \
@@ -212,6 +258,9 @@ usage --rate 100 --client wrk
 usage --rate 100 --conc 8
 usage --rate 100 --rounds 0
 usage --rounds 2
+usage --controls
+usage --rate 100 --controls --only nginx
+usage --rate 100 --controls --control-body "${tmp}/no-such-body.json"
 
 # The CPU-only control (bench/fixtures/pod-review-cpu-3k.json, docs/performance.md) is answered
 # as nginx answers: allowed, no patch, in as many bytes. Were a policy change to patch it, the
