@@ -26,7 +26,7 @@
 //
 //   build/bench/gpuadmit_load --url https://127.0.0.1:8443/mutate --body FILE
 //       [--connections 64] [--threads 2] [--warmup 1] [--duration 10] [--timeout 2]
-//       [--rate R] [--server-pid PID]...
+//       [--rate R] [--server-pid PID]... [--latencies FILE]
 //
 // Prints one line, the shape of admission.lua's WRK_RESULT so run.sh reads either:
 //   LOAD_RESULT {"requests":N,"duration_us":N,"bytes":N,"rps":F,"setup_ms":F,
@@ -72,7 +72,7 @@ namespace {
 constexpr char kUsage[] =
     "usage: gpuadmit_load --url https://IPV4:PORT/PATH --body FILE [--connections N]\n"
     "                     [--threads N] [--warmup S] [--duration S] [--timeout S] [--rate R]\n"
-    "                     [--server-pid PID]...\n"
+    "                     [--server-pid PID]... [--latencies FILE]\n"
     "  --connections N  keep-alive connections, opened before the clock starts (default 64)\n"
     "  --threads N      client threads, each with its share of the connections (default 2)\n"
     "  --warmup S       seconds of load before the measured window (default 1)\n"
@@ -83,7 +83,9 @@ constexpr char kUsage[] =
     "                   free connection included). Default: closed loop (each connection sends\n"
     "                   again as soon as its answer is read)\n"
     "  --server-pid PID the server's process (repeatable, e.g. nginx's master and workers):\n"
-    "                   report its CPU time over the measured window, and per request\n";
+    "                   report its CPU time over the measured window, and per request\n"
+    "  --latencies FILE write every latency of the measured window to FILE, in microseconds,\n"
+    "                   one a line, so that several runs can be pooled before percentiles\n";
 
 void AppendF(std::string& out, const char* format, ...) __attribute__((format(printf, 2, 3)));
 void AppendF(std::string& out, const char* format, ...) {
@@ -153,6 +155,19 @@ std::string ResultLine(const Options& o, const std::vector<ThreadResult>& result
   }
   line += "}";
   return line;
+}
+
+// Writes every latency of the window to `path`, one a line (--latencies); false, having said why,
+// when it cannot.
+bool WriteLatencies(const std::string& path, const std::vector<ThreadResult>& results) {
+  std::ofstream out(path, std::ios::trunc);
+  for (const ThreadResult& r : results) {
+    for (uint32_t us : r.latencies_us) out << us << '\n';
+  }
+  out.close();
+  if (out) return true;
+  std::fprintf(stderr, "gpuadmit_load: cannot write the latencies to %s\n", path.c_str());
+  return false;
 }
 
 // The CPU time --server-pid's processes spent between two reads of it.
@@ -264,6 +279,7 @@ int Main(int argc, char** argv) {
   if (!o.server_pids.empty() && !cpu.spent()) {
     std::fprintf(stderr, "gpuadmit_load: the CPU time of --server-pid could not be read\n");
   }
+  if (!o.latencies_file.empty() && !WriteLatencies(o.latencies_file, results)) return 1;
   std::printf("%s\n", ResultLine(o, results, setup_ms, cpu.spent()).c_str());
   return 0;
 }

@@ -64,6 +64,8 @@ bool ParseOptions(int argc, char** argv, Options& o) {
       o.timeout_s = std::atoi(v);
     } else if (a == "--rate") {
       if (!ParseRate(v, o.rate)) return false;
+    } else if (a == "--latencies") {
+      o.latencies_file = v;
     } else if (a == "--server-pid") {
       int pid = 0;
       auto [end, error] = std::from_chars(v, v + std::strlen(v), pid);

@@ -26,6 +26,9 @@ struct Options {
   double rate = 0;  // requests per second in all, open loop; 0: closed loop
   // --server-pid (repeatable): processes whose CPU time over the measured window is reported.
   std::vector<int> server_pids;
+  // --latencies: where to write every latency of the measured window, in microseconds, one a
+  // line (for pooling several runs' latencies before taking percentiles); "" for nowhere.
+  std::string latencies_file;
 };
 
 // Reads argv into `o`; false for bad usage (an unknown flag, a flag without its value, a URL

@@ -47,7 +47,12 @@ Options:
                         alternated each time (default 1). The summary adds,
                         per rate, the median of the rounds' gpuadmit/nginx
                         ratios and how many rounds met the target: on shared
-                        vCPUs one round's tail ratio is mostly noise
+                        vCPUs one round's tail ratio is mostly noise. It also
+                        pools every round's latencies per server and rate and
+                        takes the percentiles once ("pooled" lines), with
+                        their ratios and a verdict on them: many short rounds
+                        (e.g. --rounds 20 --duration 2) spread the host's noisy
+                        seconds over both servers
   --controls            with --rate: after gpuadmit in each round, two controls on
                         the same gpuadmit, to show where its time over nginx goes:
                           gpuadmit:no-plan    the same pod without its GPU
@@ -274,6 +279,7 @@ mkdir -p "$(dirname -- "$out")"
 
 # ---- temp dir, process tracking, cleanup ------------------------------------
 workdir=$(mktemp -d "${TMPDIR:-/tmp}/gpuadmit-load.XXXXXX")
+mkdir "$workdir/latencies"
 pids=()
 
 stop_pid() {
@@ -535,7 +541,8 @@ point() {
   if [[ $client == gpuadmit_load ]]; then
     key=load
     local rate_args=() cpu_args=() pid
-    [[ -n $rate ]] && rate_args=(--rate "$rate")
+    # Open loop: the window's latencies too, pooled per server and rate after the last round.
+    [[ -n $rate ]] && rate_args=(--rate "$rate" --latencies "$workdir/latencies/${server//:/_}-$rate-$round")
     # The server's CPU time over the window: nginx's master and workers, or the gpuadmit
     # started here (not one behind --target-url, whose process is not known here).
     if [[ $server == nginx ]]; then
@@ -716,6 +723,41 @@ for c in ${conc_list[@]+"${conc_list[@]}"}; do
     fi
   fi
 done
+
+# ---- pooled: every round's latencies of a server and rate, percentiles taken once -----------
+# Short rounds, alternated, spread a noisy minute of the host over both servers; the percentiles
+# of the pooled latencies then weigh each round by its requests, where a median of per-round
+# ratios lets one round's burst decide. Same nearest-rank percentiles as gpuadmit_load.
+if [[ $mode == open ]]; then
+  "$python" - "$workdir/latencies" "$out" <<'EOF'
+import collections, json, math, os, sys
+folder, out = sys.argv[1], sys.argv[2]
+pools = collections.defaultdict(list)
+rounds = collections.defaultdict(int)
+for name in sorted(os.listdir(folder)):
+    server, rate, _ = name.rsplit("-", 2)
+    key = (server.replace("_", ":"), int(rate))
+    rounds[key] += 1
+    with open(os.path.join(folder, name)) as f:
+        pools[key].extend(int(line) for line in f)
+
+def percentile(values, p):
+    rank = math.ceil(p * len(values) / 100 - 1e-6)
+    return values[min(max(rank, 1), len(values)) - 1]
+
+with open(out, "a") as f:
+    for (server, rate), values in sorted(pools.items()):
+        if not values:
+            continue
+        values.sort()
+        f.write(json.dumps({"kind": "pooled", "server": server, "rate": rate,
+                            "rounds": rounds[(server, rate)], "requests": len(values),
+                            "latency_us": {"p50": percentile(values, 50),
+                                           "p99": percentile(values, 99),
+                                           "p999": percentile(values, 99.9),
+                                           "max": values[-1]}}) + "\n")
+EOF
+fi
 
 # ---- report -----------------------------------------------------------------------------
 echo

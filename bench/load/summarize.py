@@ -9,7 +9,9 @@ every round's ratio, their median, a verdict on the medians and how many rounds 
 on their own. Where gpuadmit_load read the servers' CPU time (--server-pid), either table has a
 cpu_us column, the server's CPU time per request, and its gpuadmit/nginx ratio. The controls of
 run.sh --controls (gpuadmit:no-plan, gpuadmit:no-review) get the same ratios to nginx and the
-same verdict, so the table says how much of gpuadmit's tail its decisions cost.
+same verdict, so the table says how much of gpuadmit's tail its decisions cost. With several
+rounds, the "pooled" lines run.sh adds (every round's latencies of a server and rate, percentiles
+taken once) get a table, their ratios to nginx and the same verdict.
 
 Usage: bench/load/summarize.py RESULTS.jsonl
 """
@@ -136,11 +138,45 @@ def print_ratios(server, by, points, rounds, many):
     print(f"{what} p99 and p99.9 <= {OPEN_LOOP_TARGET}x nginx: " + "  ".join(verdicts))
 
 
+def print_pooled(pooled):
+    """The percentiles of every round's latencies pooled, their ratios to nginx, the verdict."""
+    rounds = max(p["rounds"] for p in pooled)
+    width = max(9, max(len(p["server"]) for p in pooled))
+    print(f"pooled: the latencies of all {rounds} rounds of each server and rate, "
+          "percentiles taken once")
+    print(f"{'server':<{width}} {'rate':>6} {'requests':>9} {'p50_ms':>8} {'p99_ms':>8} "
+          f"{'p99.9_ms':>9} {'max_ms':>8}")
+    by = {}
+    for p in pooled:
+        lat = p["latency_us"]
+        by[(p["server"], p["rate"])] = lat
+        print(f"{p['server']:<{width}} {p['rate']:>6} {p['requests']:>9} {lat['p50'] / 1e3:>8.3f} "
+              f"{lat['p99'] / 1e3:>8.3f} {lat['p999'] / 1e3:>9.3f} {lat['max'] / 1e3:>8.3f}")
+    rates = sorted({p["rate"] for p in pooled})
+    for server in ("gpuadmit",) + CONTROLS:
+        paired = [r for r in rates if (server, r) in by and ("nginx", r) in by]
+        if not paired:
+            continue
+        print()
+        cells, verdicts = [], []
+        for r in paired:
+            g, n = by[(server, r)], by[("nginx", r)]
+            cells.append(f"rate={r} " + " ".join(ratio_text(label, g[key], n[key]) for label, key in
+                                                  (("p50", "p50"), ("p99", "p99"),
+                                                   ("p99.9", "p999"))))
+            met = (n["p99"] and n["p999"] and g["p99"] / n["p99"] <= OPEN_LOOP_TARGET
+                   and g["p999"] / n["p999"] <= OPEN_LOOP_TARGET)
+            verdicts.append(f"rate={r} {'met' if met else 'NOT met'}")
+        print(f"pooled ratio {server}/nginx: " + "  ".join(cells))
+        what = "target" if server == "gpuadmit" else f"{server} against the target"
+        print(f"pooled: {what} p99 and p99.9 <= {OPEN_LOOP_TARGET}x nginx: " + "  ".join(verdicts))
+
+
 def main() -> int:
     if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    meta, points = {}, []
+    meta, points, pooled = {}, [], []
     with open(sys.argv[1]) as f:
         for line in f:
             line = line.strip()
@@ -151,6 +187,8 @@ def main() -> int:
                 meta = d
             elif d.get("kind") == "point":
                 points.append(d)
+            elif d.get("kind") == "pooled":
+                pooled.append(d)
     if not points:
         print("no measured points", file=sys.stderr)
         return 1
@@ -162,6 +200,9 @@ def main() -> int:
     points = [p for p in points if p.get("mode") != "open"]
     if open_points:
         print_open_loop(open_points)
+        if pooled and max(p["rounds"] for p in pooled) > 1:
+            print()
+            print_pooled(pooled)
         if points:
             print()
     if not points:

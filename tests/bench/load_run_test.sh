@@ -7,9 +7,10 @@
 # Checks, one line each: both servers measured at every concurrency with no error, the client
 # threads as asked (--client-threads), the summary printed; open-loop runs (--rate, one round
 # and two) whose points carry the open-loop fields with every scheduled request answered, sane
-# latencies and the servers' CPU time per request, summarised per round and by median; the two
-# controls of --controls measured and summarised; bad options refused with exit 2; the CPU-only
-# control answered as nginx answers it; and nothing left behind (processes or temporary files).
+# latencies and the servers' CPU time per request, summarised per round, by median and pooled
+# (every round's latencies, percentiles taken once); the two controls of --controls measured and
+# summarised; bad options refused with exit 2; the CPU-only control answered as nginx answers it;
+# and nothing left behind (processes or temporary files).
 # Hermetic: loopback, free ports, a private TMPDIR. Needs wrk, nginx-light, curl, openssl (all in
 # the Makefile's DEBS). Exit status: 0 all passed, 1 a check failed, 77 wrk or nginx is absent
 # (skipped).
@@ -102,9 +103,21 @@ if (len(meta) != 1 or meta[0]["mode"] != "open" or meta[0]["rate"] != [rate]
         or meta[0]["rounds"] != rounds):
     sys.exit(f"meta line: {meta}")
 points = {(l["server"], l["round"]): l for l in lines if l["kind"] == "point"}
+pooled = {l["server"]: l for l in lines if l["kind"] == "pooled"}
 want_points = sorted((s, k) for s in ("gpuadmit", "nginx") for k in range(1, rounds + 1))
-if sorted(points) != want_points or len(lines) != len(points) + 1:
+if sorted(points) != want_points or len(lines) != len(points) + len(pooled) + 1:
     sys.exit(f"points for {sorted(points)}, want one for each of {want_points}")
+# Every round's latencies pooled once per server: all of them, and each pooled percentile
+# within the range of the rounds' own (as a percentile of a union must be).
+if sorted(pooled) != ["gpuadmit", "nginx"]:
+    sys.exit(f"pooled lines for {sorted(pooled)}, want gpuadmit and nginx")
+for server, p in pooled.items():
+    own = [points[(server, k)]["load"]["latency_us"] for k in range(1, rounds + 1)]
+    if p["rate"] != rate or p["rounds"] != rounds or p["requests"] != rate * duration * rounds:
+        sys.exit(f"{server} pooled: {p}; want {rounds} rounds, {rate * duration * rounds} requests")
+    for key in ("p50", "p99", "p999", "max"):
+        if not min(o[key] for o in own) <= p["latency_us"][key] <= max(o[key] for o in own):
+            sys.exit(f"{server} pooled {key} {p['latency_us'][key]} outside the rounds' {own}")
 for (server, _), p in points.items():
     r = p["load"]
     lat, lag = r["latency_us"], r["send_lag_us"]
@@ -160,10 +173,14 @@ measure_open() {
     ratios="([0-9.]+ ){${rounds}}\(median [0-9.]+\)"
     verdict="(met|NOT met) \(medians of ${rounds} rounds; [0-9]+ of ${rounds} met it alone\)"
   fi
+  # Several rounds: the pooled percentiles' ratios and their verdict too.
+  local pooled="^pooled: target p99 and p99.9 <= 1.25x nginx: rate=${rate} (met|NOT met)$"
+  ((rounds > 1)) || pooled="^target p99"
   if ! grep -Eq "^ratio gpuadmit/nginx p99.9 latency: rate=${rate} ${ratios}" "${log}" ||
       ! grep -Eq "^target p99 and p99.9 <= 1.25x nginx: rate=${rate} ${verdict}" "${log}" ||
+      ! grep -Eq "${pooled}" "${log}" ||
       ! grep -q "${cpu_line}" "${log}"; then
-    fail "open loop, ${rounds} round(s): no p99.9 ratio, CPU ratio or target line as expected"
+    fail "open loop, ${rounds} round(s): no p99.9 ratio, CPU ratio, target or pooled line as expected"
     tail -n 20 "${log}"
     return
   fi
@@ -181,7 +198,10 @@ control_points() {
 import json, sys
 path, rate, duration = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 want = rate * duration
-points = {l["server"]: l for l in map(json.loads, open(path)) if l["kind"] == "point"}
+lines = [json.loads(l) for l in open(path)]
+points = {l["server"]: l for l in lines if l["kind"] == "point"}
+if sorted(l["server"] for l in lines if l["kind"] == "pooled") != sorted(points):
+    sys.exit("no pooled line for every server")
 servers = ["gpuadmit", "gpuadmit:no-plan", "gpuadmit:no-review", "nginx"]
 if sorted(points) != servers:
     sys.exit(f"points for {sorted(points)}, want {servers}")
