@@ -42,12 +42,18 @@
 // the CPU time of the given processes (all their threads, bench/load/process_cpu.h) from the
 // start of the measured window to its end, and that divided by the requests of the window
 // (open loop: scheduled; closed loop: requests). Left out when /proc cannot say.
+// and last, whatever the options:
+//                ,"steal_pct":F
+// the machine's CPU time stolen by the hypervisor over the same window, as a percentage of all
+// of it (bench/load/host_steal.h); left out where /proc/stat has no steal.
 // requests: answers counted (closed loop: to requests sent within the measured window and
 // complete before it ends; open loop: to requests due within it); rps: requests / window, the
 // achieved rate; scheduled: requests due within the window (rate x duration).
 // Latencies are exact (every one is kept and sorted), in microseconds. A connection that fails,
 // or whose answer takes longer than --timeout, counts an error and sends nothing more.
-// Exit status: 0 measured, 1 the connections could not all be opened, 2 bad usage.
+// With --latencies FILE, every latency of the window is also written to FILE, one a line.
+// Exit status: 0 measured, 1 the connections could not all be opened or FILE not written, 2 bad
+// usage.
 #include <openssl/ssl.h>
 
 #include <algorithm>
@@ -61,6 +67,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/load/host_steal.h"
 #include "bench/load/latency_summary.h"
 #include "bench/load/load_options.h"
 #include "bench/load/load_worker.h"
@@ -101,7 +108,7 @@ using ull = unsigned long long;
 
 // The LOAD_RESULT line (the file comment above gives its shape).
 std::string ResultLine(const Options& o, const std::vector<ThreadResult>& results, double setup_ms,
-                       std::optional<uint64_t> server_cpu_ns) {
+                       std::optional<uint64_t> server_cpu_ns, std::optional<double> steal_pct) {
   std::vector<uint32_t> all, lags;
   Errors e;
   uint64_t bytes = 0, non2xx = 0, scheduled = 0, queued = 0;
@@ -153,6 +160,7 @@ std::string ResultLine(const Options& o, const std::vector<ThreadResult>& result
     AppendF(line, ",\"server_cpu_us\":%.0f,\"server_cpu_us_per_request\":%.1f", cpu_us,
             cpu_us / static_cast<double>(window_requests));
   }
+  if (steal_pct) AppendF(line, ",\"steal_pct\":%.2f", *steal_pct);
   line += "}";
   return line;
 }
@@ -170,12 +178,23 @@ bool WriteLatencies(const std::string& path, const std::vector<ThreadResult>& re
   return false;
 }
 
-// The CPU time --server-pid's processes spent between two reads of it.
+// The CPU time --server-pid's processes spent between two reads of it, and the host's steal
+// over the same window.
 class ServerCpu {
  public:
   explicit ServerCpu(const std::vector<int>& pids) : pids_(pids) {}
-  void Start() { start_ = Read(); }
-  void Stop() { stop_ = Read(); }
+  void Start() {
+    start_ = Read();
+    ticks_start_ = ReadCpuTicks();
+  }
+  void Stop() {
+    stop_ = Read();
+    ticks_stop_ = ReadCpuTicks();
+  }
+  std::optional<double> steal_pct() const {
+    if (!ticks_start_ || !ticks_stop_) return std::nullopt;
+    return StealPercent(*ticks_start_, *ticks_stop_);
+  }
   std::optional<uint64_t> spent() const {
     if (!start_ || !stop_ || *stop_ < *start_) return std::nullopt;
     return *stop_ - *start_;
@@ -187,6 +206,7 @@ class ServerCpu {
   }
   const std::vector<int>& pids_;
   std::optional<uint64_t> start_, stop_;
+  std::optional<CpuTicks> ticks_start_, ticks_stop_;
 };
 
 // Moves the workers through warm-up and the measured window (all connections are open), and
@@ -280,7 +300,7 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "gpuadmit_load: the CPU time of --server-pid could not be read\n");
   }
   if (!o.latencies_file.empty() && !WriteLatencies(o.latencies_file, results)) return 1;
-  std::printf("%s\n", ResultLine(o, results, setup_ms, cpu.spent()).c_str());
+  std::printf("%s\n", ResultLine(o, results, setup_ms, cpu.spent(), cpu.steal_pct()).c_str());
   return 0;
 }
 

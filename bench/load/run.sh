@@ -584,6 +584,7 @@ point() {
 d = json.loads(sys.argv[1]); w = d.get("wrk") or d["load"]; l = w["latency_us"]
 cpu = ("  server CPU %.0f us/req" % w["server_cpu_us_per_request"]
        if "server_cpu_us_per_request" in w else "")
+cpu += "  steal %.1f%%" % w["steal_pct"] if "steal_pct" in w else ""
 if d.get("mode") == "open":
     print("  %-18s rate=%-5d %8.0f req/s  p50 %.3f ms  p99 %.3f ms  p99.9 %.3f ms  max %.3f ms"
           "  errors %d  queued %d%s%s"

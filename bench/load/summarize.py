@@ -7,7 +7,9 @@ p50/p99/p99.9/max and the gpuadmit/nginx ratios of p50, p99 and p99.9, against t
 target (p99 and p99.9 within 1.25x of nginx's); with several rounds per rate (run.sh --rounds),
 every round's ratio, their median, a verdict on the medians and how many rounds met the target
 on their own. Where gpuadmit_load read the servers' CPU time (--server-pid), either table has a
-cpu_us column, the server's CPU time per request, and its gpuadmit/nginx ratio. The controls of
+cpu_us column, the server's CPU time per request, and its gpuadmit/nginx ratio; where it read the
+host's steal, the open-loop tables have a steal% column (the windows' mean, when pooled): a round
+whose tail the hypervisor made shows it there. The controls of
 run.sh --controls (gpuadmit:no-plan, gpuadmit:no-review) get the same ratios to nginx and the
 same verdict, so the table says how much of gpuadmit's tail its decisions cost. With several
 rounds, the "pooled" lines run.sh adds (every round's latencies of a server and rate, percentiles
@@ -24,6 +26,9 @@ OPEN_LOOP_TARGET = 1.25
 
 # gpuadmit_load's figure for the server's CPU time per request (with --server-pid).
 CPU = "server_cpu_us_per_request"
+
+# gpuadmit_load's share of the machine's CPU time the hypervisor stole during the window.
+STEAL = "steal_pct"
 
 # run.sh --controls: the same gpuadmit answering a pod with nothing to plan, and a path it
 # answers 404 without reading the body as a review (whose 404s are what it measures).
@@ -49,6 +54,12 @@ def cpu_cell(w):
     return f" {v:>7.1f}" if v is not None else f" {'n/a':>7}"
 
 
+def steal_cell(ws):
+    """The steal% column: the mean of the windows' steal, or n/a where none was read."""
+    values = [w[STEAL] for w in ws if STEAL in w]
+    return f" {statistics.mean(values):>6.1f}" if values else f" {'n/a':>6}"
+
+
 def print_open_loop(points):
     """The table and ratios of open-loop points, by rate (and round, with run.sh --rounds).
 
@@ -56,12 +67,14 @@ def print_open_loop(points):
     verdict. With several, each ratio line gives every round's ratio and their median, and the
     target line judges the medians and counts the rounds that met it on their own."""
     cpu = any(CPU in result(p) for p in points)
+    steal = any(STEAL in result(p) for p in points)
     rounds = sorted({p.get("round", 1) for p in points})
     many = len(rounds) > 1
     width = max(9, max(len(p["server"]) for p in points))
     print(f"{'server':<{width}} {'rate':>6} " + (f"{'round':>5} " if many else "")
           + f"{'req/s':>8} {'p50_ms':>8} {'p99_ms':>8} {'p99.9_ms':>9} "
-          f"{'max_ms':>8} {'errors':>7} {'queued':>7}" + (f" {'cpu_us':>7}" if cpu else ""))
+          f"{'max_ms':>8} {'errors':>7} {'queued':>7}" + (f" {'cpu_us':>7}" if cpu else "")
+          + (f" {'steal%':>6}" if steal else ""))
     by = {}
     for p in points:
         w = result(p)
@@ -78,7 +91,8 @@ def print_open_loop(points):
         print(f"{p['server']:<{width}} {p['rate']:>6} " + (f"{k:>5} " if many else "")
               + f"{w['rps']:>8.0f} {lat['p50'] / 1e3:>8.3f} "
               f"{lat['p99'] / 1e3:>8.3f} {lat['p999'] / 1e3:>9.3f} {lat['max'] / 1e3:>8.3f} "
-              f"{e['total']:>7} {w.get('queued', 0):>7}" + (cpu_cell(w) if cpu else "") + detail)
+              f"{e['total']:>7} {w.get('queued', 0):>7}" + (cpu_cell(w) if cpu else "")
+              + (steal_cell([w]) if steal else "") + detail)
     for server in ("gpuadmit",) + CONTROLS:
         print_ratios(server, by, points, rounds, many)
 
@@ -138,20 +152,25 @@ def print_ratios(server, by, points, rounds, many):
     print(f"{what} p99 and p99.9 <= {OPEN_LOOP_TARGET}x nginx: " + "  ".join(verdicts))
 
 
-def print_pooled(pooled):
+def print_pooled(pooled, points):
     """The percentiles of every round's latencies pooled, their ratios to nginx, the verdict."""
+    windows = {}
+    for p in points:
+        windows.setdefault((p["server"], p["rate"]), []).append(result(p))
+    steal = any(STEAL in result(p) for p in points)
     rounds = max(p["rounds"] for p in pooled)
     width = max(9, max(len(p["server"]) for p in pooled))
     print(f"pooled: the latencies of all {rounds} rounds of each server and rate, "
           "percentiles taken once")
     print(f"{'server':<{width}} {'rate':>6} {'requests':>9} {'p50_ms':>8} {'p99_ms':>8} "
-          f"{'p99.9_ms':>9} {'max_ms':>8}")
+          f"{'p99.9_ms':>9} {'max_ms':>8}" + (f" {'steal%':>6}" if steal else ""))
     by = {}
     for p in pooled:
         lat = p["latency_us"]
         by[(p["server"], p["rate"])] = lat
         print(f"{p['server']:<{width}} {p['rate']:>6} {p['requests']:>9} {lat['p50'] / 1e3:>8.3f} "
-              f"{lat['p99'] / 1e3:>8.3f} {lat['p999'] / 1e3:>9.3f} {lat['max'] / 1e3:>8.3f}")
+              f"{lat['p99'] / 1e3:>8.3f} {lat['p999'] / 1e3:>9.3f} {lat['max'] / 1e3:>8.3f}"
+              + (steal_cell(windows.get((p["server"], p["rate"]), [])) if steal else ""))
     rates = sorted({p["rate"] for p in pooled})
     for server in ("gpuadmit",) + CONTROLS:
         paired = [r for r in rates if (server, r) in by and ("nginx", r) in by]
@@ -202,7 +221,7 @@ def main() -> int:
         print_open_loop(open_points)
         if pooled and max(p["rounds"] for p in pooled) > 1:
             print()
-            print_pooled(pooled)
+            print_pooled(pooled, open_points)
         if points:
             print()
     if not points:

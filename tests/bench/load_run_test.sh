@@ -87,16 +87,17 @@ measure() {
 measure gpuadmit_load gpuadmit_load 1 "1 4"
 measure wrk wrk 2 "4"
 
-# open_points FILE RATE DURATION ROUNDS WANT_CPU: the meta line says open loop at RATE in ROUNDS
-# rounds; each server has one point at RATE per round whose client result is open loop, every
-# request of the window scheduled and answered (RATE x DURATION, no error), latencies in order and
-# under the 2 s timeout, and (with WANT_CPU 1) the server's CPU time over the window read, with
-# its share per request.
+# open_points FILE RATE DURATION ROUNDS WANT_CPU WANT_STEAL: the meta line says open loop at RATE
+# in ROUNDS rounds; each server has one point at RATE per round whose client result is open loop,
+# every request of the window scheduled and answered (RATE x DURATION, no error), latencies in
+# order and under the 2 s timeout, (with WANT_CPU 1) the server's CPU time over the window read,
+# with its share per request, and (with WANT_STEAL 1) the host's steal over it, a percentage.
 open_points() {
   /usr/bin/python3 - "$@" <<'EOF'
 import json, sys
 path, rate, duration, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 want_cpu = sys.argv[5] == "1"
+want_steal = sys.argv[6] == "1"
 lines = [json.loads(l) for l in open(path)]
 meta = [l for l in lines if l["kind"] == "meta"]
 if (len(meta) != 1 or meta[0]["mode"] != "open" or meta[0]["rate"] != [rate]
@@ -133,6 +134,9 @@ for (server, _), p in points.items():
         sys.exit(f"{server}: latencies out of order or over the timeout: {lat}")
     if not lag["p50"] <= lag["p99"] <= lag["max"] <= lat["max"] or r["queued"] > want:
         sys.exit(f"{server}: send lag {lag} or queued {r['queued']} out of bounds")
+    # The host's steal over the window, wherever /proc/stat has the field (Linux 2.6.11 on).
+    if want_steal and not 0 <= r.get("steal_pct", -1) <= 100:
+        sys.exit(f"{server}: steal_pct {r.get('steal_pct')}, want a percentage")
     cpu, per = r.get("server_cpu_us"), r.get("server_cpu_us_per_request")
     if not want_cpu:
         continue
@@ -162,7 +166,10 @@ measure_open() {
     cpu_said=", server CPU read"
   fi
   local why
-  if ! why="$(open_points "${out}" "${rate}" "${duration}" "${rounds}" "${want_cpu}" 2>&1)"; then
+  local want_steal=0
+  [[ $(awk 'NR == 1 { print NF }' /proc/stat) -ge 9 ]] && want_steal=1
+  if ! why="$(open_points "${out}" "${rate}" "${duration}" "${rounds}" "${want_cpu}" \
+      "${want_steal}" 2>&1)"; then
     fail "open loop: ${why}"
     return
   fi
