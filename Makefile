@@ -111,7 +111,7 @@ bench: build
 	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --client gpuadmit_load \
 	  --load-client $(BUILD)/bench/gpuadmit_load
 	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --load-client $(BUILD)/bench/gpuadmit_load \
-	  --rate "1000 5000" --rounds 3
+	  --rate "1000 5000" --rounds 10 --duration 2 --controls
 
 deploy:
 	kubectl apply -k manifests/

@@ -9,7 +9,8 @@ every round's ratio, their median, a verdict on the medians and how many rounds 
 on their own. Where gpuadmit_load read the servers' CPU time (--server-pid), either table has a
 cpu_us column, the server's CPU time per request, and its gpuadmit/nginx ratio; where it read the
 host's steal, the open-loop tables have a steal% column (the windows' mean, when pooled): a round
-whose tail the hypervisor made shows it there. The controls of
+whose tail the hypervisor made shows it there, and with several rounds a "calm rounds" line gives
+the ratios of the rounds where both windows had less than CALM_STEAL_PCT of steal. The controls of
 run.sh --controls (gpuadmit:no-plan, gpuadmit:no-review) get the same ratios to nginx and the
 same verdict, so the table says how much of gpuadmit's tail its decisions cost. With several
 rounds, the "pooled" lines run.sh adds (every round's latencies of a server and rate, percentiles
@@ -29,6 +30,11 @@ CPU = "server_cpu_us_per_request"
 
 # gpuadmit_load's share of the machine's CPU time the hypervisor stole during the window.
 STEAL = "steal_pct"
+
+# A round is calm when the hypervisor stole less than this share of the CPU time in both servers'
+# windows. On the project's VM a window's p99 follows its steal (docs/performance.md): the calm
+# rounds are those whose tail is the servers' own.
+CALM_STEAL_PCT = 1.0
 
 # run.sh --controls: the same gpuadmit answering a pod with nothing to plan, and a path it
 # answers 404 without reading the body as a review (whose 404s are what it measures).
@@ -150,6 +156,33 @@ def print_ratios(server, by, points, rounds, many):
         verdicts.append(verdict)
     what = "target" if server == "gpuadmit" else f"{server} against the target"
     print(f"{what} p99 and p99.9 <= {OPEN_LOOP_TARGET}x nginx: " + "  ".join(verdicts))
+    if many and any(STEAL in w for w in by.values()):
+        print_calm(server, by, paired)
+
+
+def print_calm(server, by, paired):
+    """The rounds whose two windows (SERVER's and nginx's) the host left calm, and their ratios."""
+    cells = []
+    for r in paired:
+        calm = [k for k in paired[r]
+                if all(by[(s, r, k)].get(STEAL, 100) < CALM_STEAL_PCT for s in (server, "nginx"))]
+        pairs = [(by[(server, r, k)]["latency_us"], by[("nginx", r, k)]["latency_us"])
+                 for k in calm]
+        pairs = [(g, n) for g, n in pairs if n["p99"] and n["p999"]]
+        if not pairs:
+            cells.append(f"rate={r} none of {len(paired[r])}")
+            continue
+        p99 = [g["p99"] / n["p99"] for g, n in pairs]
+        p999 = [g["p999"] / n["p999"] for g, n in pairs]
+        alone = sum(1 for a, b in zip(p99, p999)
+                    if a <= OPEN_LOOP_TARGET and b <= OPEN_LOOP_TARGET)
+        cells.append(f"rate={r} {len(pairs)} of {len(paired[r])}: p99 "
+                     + " ".join(f"{x:.2f}" for x in p99)
+                     + f" (median {statistics.median(p99):.2f}), p99.9 "
+                     + " ".join(f"{x:.2f}" for x in p999)
+                     + f" (median {statistics.median(p999):.2f}); {alone} met the target")
+    print(f"calm rounds (steal < {CALM_STEAL_PCT:g}% in both windows), {server}/nginx: "
+          + "  ".join(cells))
 
 
 def print_pooled(pooled, points):

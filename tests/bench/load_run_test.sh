@@ -180,14 +180,18 @@ measure_open() {
     ratios="([0-9.]+ ){${rounds}}\(median [0-9.]+\)"
     verdict="(met|NOT met) \(medians of ${rounds} rounds; [0-9]+ of ${rounds} met it alone\)"
   fi
-  # Several rounds: the pooled percentiles' ratios and their verdict too.
+  # Several rounds: the pooled percentiles' ratios and their verdict too, and where the steal was
+  # read, the calm rounds' ratios.
   local pooled="^pooled: target p99 and p99.9 <= 1.25x nginx: rate=${rate} (met|NOT met)$"
+  local calm="^calm rounds \(steal < 1% in both windows\), gpuadmit/nginx: rate=${rate} "
+  calm+="(none of ${rounds}|[0-9]+ of ${rounds}: p99 .* met the target)$"
   ((rounds > 1)) || pooled="^target p99"
+  ((rounds > 1 && want_steal == 1)) || calm="^target p99"
   if ! grep -Eq "^ratio gpuadmit/nginx p99.9 latency: rate=${rate} ${ratios}" "${log}" ||
       ! grep -Eq "^target p99 and p99.9 <= 1.25x nginx: rate=${rate} ${verdict}" "${log}" ||
-      ! grep -Eq "${pooled}" "${log}" ||
+      ! grep -Eq "${pooled}" "${log}" || ! grep -Eq "${calm}" "${log}" ||
       ! grep -q "${cpu_line}" "${log}"; then
-    fail "open loop, ${rounds} round(s): no p99.9 ratio, CPU ratio, target or pooled line as expected"
+    fail "open loop, ${rounds} round(s): no p99.9 ratio, CPU ratio, target, pooled or calm line as expected"
     tail -n 20 "${log}"
     return
   fi
