@@ -56,9 +56,9 @@ Options:
   --controls            with --rate: after gpuadmit in each round, two controls on
                         the same gpuadmit, to show where its time over nginx goes:
                           gpuadmit:no-plan    the same pod without its GPU
-                                              (--control-body): decoded and
-                                              answered allowed, nothing planned
-                                              or patched
+                                              (--control-body): decoded,
+                                              planned to no GPU, answered
+                                              allowed with no patch
                           gpuadmit:no-review  the request body POSTed to a path
                                               gpuadmit answers 404 (read off the
                                               socket, never decoded): TLS and
