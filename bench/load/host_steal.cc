@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 namespace gpuadmit::bench {

@@ -180,9 +180,9 @@ bool WriteLatencies(const std::string& path, const std::vector<ThreadResult>& re
 
 // The CPU time --server-pid's processes spent between two reads of it, and the host's steal
 // over the same window.
-class ServerCpu {
+class WindowCpu {
  public:
-  explicit ServerCpu(const std::vector<int>& pids) : pids_(pids) {}
+  explicit WindowCpu(const std::vector<int>& pids) : pids_(pids) {}
   void Start() {
     start_ = Read();
     ticks_start_ = ReadCpuTicks();
@@ -211,7 +211,7 @@ class ServerCpu {
 
 // Moves the workers through warm-up and the measured window (all connections are open), and
 // reads the server's CPU time as the window starts and ends.
-void Drive(const Options& o, Shared& shared, ServerCpu& cpu) {
+void Drive(const Options& o, Shared& shared, WindowCpu& cpu) {
   if (o.rate <= 0) {
     shared.phase.store(Phase::kWarmup, std::memory_order_release);
     std::this_thread::sleep_for(std::chrono::seconds(o.warmup_s));
@@ -287,7 +287,7 @@ int Main(int argc, char** argv) {
   }
   double setup_ms = std::chrono::duration<double, std::milli>(Clock::now() - setup_start).count();
   bool all_open = shared.connected.load() == o.connections;
-  ServerCpu cpu(o.server_pids);
+  WindowCpu cpu(o.server_pids);
   if (all_open) Drive(o, shared, cpu);
   shared.phase.store(Phase::kStop, std::memory_order_release);
   for (auto& t : threads) t.join();

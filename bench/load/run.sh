@@ -474,12 +474,12 @@ start_gpuadmit() {
 }
 
 # ---- sanity: one keep-alive connection, two POSTs, right answer ------------------
-# sanity NAME URL CURL-TLS-ARGS...
+# sanity NAME URL BODY CURL-TLS-ARGS...: the answer to BODY is left in $workdir/NAME-answer1.json
 sanity() {
-  local name=$1 url=$2
-  shift 2
+  local name=$1 url=$2 send=$3
+  shift 3
   local r1=$workdir/$name-answer1.json r2=$workdir/$name-answer2.json info
-  info=$(curl -sS --max-time 10 "$@" -H 'Content-Type: application/json' --data-binary "@$body" \
+  info=$(curl -sS --max-time 10 "$@" -H 'Content-Type: application/json' --data-binary "@$send" \
     -w '%{http_code} %{num_connects}\n' -o "$r1" "$url" -o "$r2" "$url" 2>"$workdir/$name-curl.err") \
     || { cat "$workdir/$name-curl.err" >&2; die "$name: POST $url failed"; }
   local codes conns
@@ -487,7 +487,7 @@ sanity() {
   conns=$(awk '{printf "%s ", $2}' <<<"$info")
   [[ $codes == "200 200 " ]] || { head -c 600 "$r1" >&2; echo >&2; die "$name: POST $url answered HTTP $codes(want 200 200)"; }
   local uid
-  uid=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["request"]["uid"])' "$body")
+  uid=$("$python" -c 'import json,sys; print(json.load(open(sys.argv[1]))["request"]["uid"])' "$send")
   "$python" - "$r1" "$uid" "$name" <<'EOF' || die "$name: the answer is not a valid AdmissionReview response"
 import json, sys
 path, uid, name = sys.argv[1:4]
@@ -505,17 +505,13 @@ EOF
 }
 
 # ---- the controls (--controls): what they answer, on one keep-alive connection --------------
-# sanity_controls CURL-TLS-ARGS...: the no-plan body is answered 200 and allowed with no patch
-# (it asks for no GPU, so nothing was planned); the no-review path is answered 404 twice on one
-# connection (the first body was read off the socket, and the connection kept).
+# sanity_controls CURL-TLS-ARGS...: the no-plan body passes sanity and is allowed with no patch
+# (it asks for no GPU, so its plan places nothing); the no-review path is answered 404 twice on
+# one connection (the first body was read off the socket, and the connection kept).
 sanity_controls() {
-  local a1=$workdir/no-plan-answer1.json a2=$workdir/no-plan-answer2.json info
-  info=$(curl -sS --max-time 10 "$@" -H 'Content-Type: application/json' --data-binary "@$control_body" \
-    -w '%{http_code} %{num_connects}\n' -o "$a1" "$gpuadmit_url" -o "$a2" "$gpuadmit_url" \
-    2>"$workdir/no-plan-curl.err") || { cat "$workdir/no-plan-curl.err" >&2; die "no-plan control: POST $gpuadmit_url failed"; }
-  [[ $(awk '{printf "%s ", $1}' <<<"$info") == "200 200 " ]] \
-    || { head -c 600 "$a1" >&2; echo >&2; die "no-plan control: POST $gpuadmit_url answered $(awk '{printf "%s ", $1}' <<<"$info")(want 200 200)"; }
-  "$python" - "$a1" <<'EOF' || die "no-plan control: $(basename -- "$control_body") is not answered as a pod with nothing to plan"
+  local info
+  sanity no-plan "$gpuadmit_url" "$control_body" "$@"
+  "$python" - "$workdir/no-plan-answer1.json" <<'EOF' || die "no-plan control: $(basename -- "$control_body") is not answered as a pod with nothing to plan"
 import json, sys
 resp = json.load(open(sys.argv[1])).get("response") or {}
 if resp.get("allowed") is not True or "patch" in resp:
@@ -578,7 +574,7 @@ point() {
   local line rate_fields=""
   [[ -n $rate ]] && rate_fields=$(printf '"mode":"open","rate":%d,"round":%d,' "$rate" "$round")
   line=$(printf '{"kind":"point","server":"%s",%s"conc":%d,"threads":%d,"duration_s":%d,"warmup_s":%d,"url":"%s","body_bytes":%d,"client":"%s","%s":%s}' \
-    "$server" "$rate_fields" "$c" "$threads" "$duration" "$warmup" "$url" "$(bytes_of "$send")" "$client" "$key" "$result")
+    "$server" "$rate_fields" "$c" "$threads" "$duration" "$warmup" "$url" "${body_bytes_of[$send]}" "$client" "$key" "$result")
   printf '%s\n' "$line" >>"$out"
   "$python" -c 'import json, sys
 d = json.loads(sys.argv[1]); w = d.get("wrk") or d["load"]; l = w["latency_us"]
@@ -601,6 +597,9 @@ else:
 # ---- machine / versions ------------------------------------------------------------
 bytes_of() { "$python" -c 'import sys; print(len(open(sys.argv[1],"rb").read().rstrip()))' "$1"; }
 body_bytes=$(bytes_of "$body")
+# The size of each body a point may send, read once.
+declare -A body_bytes_of=(["$body"]=$body_bytes)
+[[ $controls == 0 ]] || body_bytes_of["$control_body"]=$(bytes_of "$control_body")
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
 [[ -n $cpu_model ]] || cpu_model=unknown
 ncpu=$(nproc)
@@ -656,7 +655,7 @@ if [[ $run_nginx == 1 ]]; then
   nginx_port=$(free_port)
   start_nginx "$nginx_port"
   nginx_url="https://127.0.0.1:$nginx_port/mutate"
-  sanity nginx "https://127.0.0.1:$nginx_port/mutate-check" --cacert "$ca_crt"
+  sanity nginx "https://127.0.0.1:$nginx_port/mutate-check" "$body" --cacert "$ca_crt"
   # nginx must read the whole body off the socket, or the 2nd request on the
   # connection would start inside the 1st body and fail to parse.
   if ! grep -q '^200 2 ' "$workdir/nginx/check.log"; then
@@ -673,13 +672,13 @@ if [[ $run_gpuadmit == 1 ]]; then
       https://*) gpuadmit_url="$target_url/mutate" ;;
       *) usage_error "--target-url must start with https://" ;;
     esac
-    sanity gpuadmit "$gpuadmit_url" -k
+    sanity gpuadmit "$gpuadmit_url" "$body" -k
     gpuadmit_tls=(-k)
   else
     gpuadmit_port=$(free_port)
     start_gpuadmit "$gpuadmit_port"
     gpuadmit_url="https://127.0.0.1:$gpuadmit_port/mutate"
-    sanity gpuadmit "$gpuadmit_url" --cacert "$ca_crt"
+    sanity gpuadmit "$gpuadmit_url" "$body" --cacert "$ca_crt"
     gpuadmit_tls=(--cacert "$ca_crt")
   fi
 fi

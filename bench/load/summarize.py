@@ -41,6 +41,16 @@ CALM_STEAL_PCT = 1.0
 CONTROLS = ("gpuadmit:no-plan", "gpuadmit:no-review")
 
 
+def meets(p99_ratio, p999_ratio):
+    """The target: p99 and p99.9 both within OPEN_LOOP_TARGET of nginx's."""
+    return p99_ratio <= OPEN_LOOP_TARGET and p999_ratio <= OPEN_LOOP_TARGET
+
+
+def target_label(server):
+    """How a verdict line names what it judges: gpuadmit's target, or a control against it."""
+    return "target" if server == "gpuadmit" else f"{server} against the target"
+
+
 def result(point):
     """The client's figures: wrk's (WRK_RESULT) or gpuadmit_load's (LOAD_RESULT)."""
     return point.get("wrk") or point["load"]
@@ -146,16 +156,14 @@ def print_ratios(server, by, points, rounds, many):
         if len(p99) != len(paired[r]) or len(p999) != len(paired[r]):
             verdicts.append(f"rate={r} NOT met (an nginx percentile of 0)")
             continue
-        met = (statistics.median(p99) <= OPEN_LOOP_TARGET
-               and statistics.median(p999) <= OPEN_LOOP_TARGET)
+        met = meets(statistics.median(p99), statistics.median(p999))
         verdict = f"rate={r} {'met' if met else 'NOT met'}"
         if many:
-            alone = sum(1 for a, b in zip(p99, p999)
-                        if a <= OPEN_LOOP_TARGET and b <= OPEN_LOOP_TARGET)
+            alone = sum(1 for a, b in zip(p99, p999) if meets(a, b))
             verdict += f" (medians of {len(p99)} rounds; {alone} of {len(p99)} met it alone)"
         verdicts.append(verdict)
-    what = "target" if server == "gpuadmit" else f"{server} against the target"
-    print(f"{what} p99 and p99.9 <= {OPEN_LOOP_TARGET}x nginx: " + "  ".join(verdicts))
+    print(f"{target_label(server)} p99 and p99.9 <= {OPEN_LOOP_TARGET}x nginx: "
+          + "  ".join(verdicts))
     if many and any(STEAL in w for w in by.values()):
         print_calm(server, by, paired)
 
@@ -174,8 +182,7 @@ def print_calm(server, by, paired):
             continue
         p99 = [g["p99"] / n["p99"] for g, n in pairs]
         p999 = [g["p999"] / n["p999"] for g, n in pairs]
-        alone = sum(1 for a, b in zip(p99, p999)
-                    if a <= OPEN_LOOP_TARGET and b <= OPEN_LOOP_TARGET)
+        alone = sum(1 for a, b in zip(p99, p999) if meets(a, b))
         cells.append(f"rate={r} {len(pairs)} of {len(paired[r])}: p99 "
                      + " ".join(f"{x:.2f}" for x in p99)
                      + f" (median {statistics.median(p99):.2f}), p99.9 "
@@ -216,12 +223,11 @@ def print_pooled(pooled, points):
             cells.append(f"rate={r} " + " ".join(ratio_text(label, g[key], n[key]) for label, key in
                                                   (("p50", "p50"), ("p99", "p99"),
                                                    ("p99.9", "p999"))))
-            met = (n["p99"] and n["p999"] and g["p99"] / n["p99"] <= OPEN_LOOP_TARGET
-                   and g["p999"] / n["p999"] <= OPEN_LOOP_TARGET)
+            met = n["p99"] and n["p999"] and meets(g["p99"] / n["p99"], g["p999"] / n["p999"])
             verdicts.append(f"rate={r} {'met' if met else 'NOT met'}")
         print(f"pooled ratio {server}/nginx: " + "  ".join(cells))
-        what = "target" if server == "gpuadmit" else f"{server} against the target"
-        print(f"pooled: {what} p99 and p99.9 <= {OPEN_LOOP_TARGET}x nginx: " + "  ".join(verdicts))
+        print(f"pooled: {target_label(server)} p99 and p99.9 <= {OPEN_LOOP_TARGET}x nginx: "
+              + "  ".join(verdicts))
 
 
 def main() -> int:
