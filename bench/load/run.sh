@@ -509,7 +509,6 @@ EOF
 # (it asks for no GPU, so its plan places nothing); the no-review path is answered 404 twice on
 # one connection (the first body was read off the socket, and the connection kept).
 sanity_controls() {
-  local info
   sanity no-plan "$gpuadmit_url" "$control_body" "$@"
   "$python" - "$workdir/no-plan-answer1.json" <<'EOF' || die "no-plan control: $(basename -- "$control_body") is not answered as a pod with nothing to plan"
 import json, sys

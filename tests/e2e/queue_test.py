@@ -275,15 +275,15 @@ def run(a, tmp, cluster_path, policy, crt, key, ctx):
     # the watch brings their patched pods back, which may come after the lifter's own count.
     seen = {}
 
-    def status_queue():
+    def small_waits_alone():
         status, body = s.request("GET", "/status.json")
-        seen["queue"] = json.loads(body).get("queue", {}) if status == 200 else {"status": status}
-        return seen["queue"]
+        queue = json.loads(body).get("queue", {}) if status == 200 else {"status": status}
+        seen["queue"] = queue
+        return (queue.get("enabled") is True and queue.get("waiting") == 1 and
+                [p["pod"] for p in queue.get("pods", [])] == ["ml/small"])
 
-    check("/status.json: the queue on, small waiting", wait_for(
-        lambda: status_queue().get("enabled") is True and seen["queue"].get("waiting") == 1 and
-        [p["pod"] for p in seen["queue"].get("pods", [])] == ["ml/small"], 10),
-        json.dumps(seen.get("queue"))[:400])
+    check("/status.json: the queue on, small waiting", wait_for(small_waits_alone, 10),
+          json.dumps(seen.get("queue"))[:400])
 
     # Admission: while small waits, a new 8-GPU pod is gated too (and fits nowhere anyway).
     status, body = s.request("POST", "/mutate", review("new", 8))
