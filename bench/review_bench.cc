@@ -199,7 +199,7 @@ BENCHMARK(BM_DecodeOnly);
 // What Review decodes: the fields decisions read, from simdjson's DOM.
 void BM_DecodeForDecisions(benchmark::State& state) {
   for (auto _ : state) {
-    auto request = DecodeForDecisions(Body(), {});
+    auto request = DecodeForDecisions(Body());
     benchmark::DoNotOptimize(request);
   }
 }
@@ -211,7 +211,7 @@ void BM_DecodeForDecisionsCold(benchmark::State& state) {
     state.PauseTiming();
     EvictCaches(state.range(0), state.range(1) != 0);
     state.ResumeTiming();
-    auto request = DecodeForDecisions(Body(), {});
+    auto request = DecodeForDecisions(Body());
     benchmark::DoNotOptimize(request);
   }
 }

@@ -2,7 +2,6 @@
 
 #include <utility>
 
-#include "core/json/json_fields.h"
 #include "core/json/json_reader.h"
 #include "core/json/json_writer.h"
 
@@ -44,6 +43,8 @@ json TakeField(json& object, const char* key) {
   return it == object.end() ? json() : std::move(*it);
 }
 
+std::string Text(JsonView value) { return std::string(value.string()); }
+
 // Keeps the answer inside the apiserver's limits: an over-long warning is cut (with an ellipsis)
 // rather than dropped, and warnings past the total are dropped with a note saying how many.
 std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings) {
@@ -78,57 +79,56 @@ Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
   options.skip = kUnreadSubtrees;
   auto parsed = ParseJson(body, options);
   if (!parsed.ok()) return parsed.error();
-  return AdmissionRequestFrom(std::move(parsed.value()));
+  json& doc = parsed.value();
+  auto r = AdmissionRequestFrom(JsonView(doc));
+  if (!r.ok()) return r;
+  json& request = doc["request"];
+  r.value().object = TakeField(request, "object");
+  r.value().old_object = TakeField(request, "oldObject");
+  return r;
 }
 
-Result<AdmissionRequest> AdmissionRequestFrom(json doc) {
+Result<AdmissionRequest> AdmissionRequestFrom(JsonView doc) {
   if (!doc.is_object()) return Error{"body is not a JSON object"};
 
   AdmissionRequest r;
-  r.api_version = StringAt(doc, {"apiVersion"});
+  r.api_version = Text(doc["apiVersion"]);
   if (r.api_version != kV1 && r.api_version != kV1Beta1) {
     return Error{"apiVersion \"" + r.api_version + "\" is not admission.k8s.io/v1 or v1beta1"};
   }
-  if (StringAt(doc, {"kind"}) != "AdmissionReview") {
-    return Error{"kind \"" + StringAt(doc, {"kind"}) + "\" is not AdmissionReview"};
+  if (doc["kind"].string() != "AdmissionReview") {
+    return Error{"kind \"" + Text(doc["kind"]) + "\" is not AdmissionReview"};
   }
-  auto request_it = doc.find("request");
-  if (request_it == doc.end() || !request_it->is_object()) {
-    return Error{"AdmissionReview has no request object"};
-  }
-  json& request = *request_it;
-  auto uid_it = request.find("uid");
-  if (uid_it == request.end() || !uid_it->is_string() ||
-      uid_it->get_ref<const std::string&>().empty()) {
-    return Error{"request.uid is missing or not a string"};
-  }
-  r.uid = uid_it->get<std::string>();
+  JsonView request = doc["request"];
+  if (!request.is_object()) return Error{"AdmissionReview has no request object"};
+  r.uid = Text(request["uid"]);
+  if (r.uid.empty()) return Error{"request.uid is missing or not a string"};
 
-  auto kind_it = request.find("kind");
-  if (kind_it == request.end() || !kind_it->is_object()) return Error{"request.kind is missing"};
-  r.kind = {StringAt(*kind_it, {"group"}), StringAt(*kind_it, {"version"}),
-            StringAt(*kind_it, {"kind"})};
+  JsonView kind = request["kind"];
+  if (!kind.is_object()) return Error{"request.kind is missing"};
+  r.kind = {Text(kind["group"]), Text(kind["version"]), Text(kind["kind"])};
   if (r.kind.kind.empty()) return Error{"request.kind.kind is missing"};
-  if (auto it = request.find("resource"); it != request.end() && it->is_object()) {
-    r.resource = {StringAt(*it, {"group"}), StringAt(*it, {"version"}),
-                  StringAt(*it, {"resource"})};
+  if (JsonView resource = request["resource"]; resource.is_object()) {
+    r.resource = {Text(resource["group"]), Text(resource["version"]), Text(resource["resource"])};
   }
-  std::string operation = StringAt(request, {"operation"});
+  std::string operation = Text(request["operation"]);
   if (!ParseOperation(operation, r.operation)) {
     return Error{"request.operation \"" + operation +
                  "\" is not CREATE, UPDATE, DELETE or CONNECT"};
   }
-  r.sub_resource = StringAt(request, {"subResource"});
-  r.name = StringAt(request, {"name"});
-  r.ns = StringAt(request, {"namespace"});
-  if (auto it = request.find("dryRun"); it != request.end() && it->is_boolean()) {
-    r.dry_run = it->get<bool>();
-  }
-  r.user_info = TakeField(request, "userInfo");
-  r.object = TakeField(request, "object");
-  r.old_object = TakeField(request, "oldObject");
-  r.options = TakeField(request, "options");
+  r.sub_resource = Text(request["subResource"]);
+  r.name = Text(request["name"]);
+  r.ns = Text(request["namespace"]);
+  r.dry_run = request["dryRun"].boolean();
   return r;
+}
+
+JsonView AdmissionRequest::Object() const {
+  return tape != nullptr ? tape->root().At({"request", "object"}) : JsonView(object);
+}
+
+JsonView AdmissionRequest::OldObject() const {
+  return tape != nullptr ? tape->root().At({"request", "oldObject"}) : JsonView(old_object);
 }
 
 AdmissionOutcome AdmissionOutcome::Allow(std::vector<std::string> warnings) {

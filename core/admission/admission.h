@@ -9,11 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/json/json_tape.h"
+#include "core/json/json_view.h"
 #include "core/kube/group_version_kind.h"
 #include "core/policy/failure_mode.h"
 #include "core/result.h"
@@ -31,11 +34,18 @@ struct AdmissionRequest {
   std::string name;
   std::string ns;
   Operation operation = Operation::kCreate;
-  nlohmann::json user_info;
-  nlohmann::json object;      // null when absent (DELETE)
-  nlohmann::json old_object;  // null when absent (CREATE)
-  nlohmann::json options;
   bool dry_run = false;
+  // The object and oldObject, as DecodeAdmissionReview builds them: null when absent (DELETE,
+  // CREATE), and null when the request was read off a tape instead.
+  nlohmann::json object;
+  nlohmann::json old_object;
+  // The parsed body DecodeForDecisions reads the request off; null for DecodeAdmissionReview.
+  std::shared_ptr<const JsonTape> tape;
+
+  // The object and oldObject, wherever they are: on the tape, or the values above. Absent or
+  // null when the review has none.
+  JsonView Object() const;
+  JsonView OldObject() const;
 };
 
 // Deepest JSON nesting accepted. Kubernetes objects nest about 20 deep; the apiserver's own
@@ -48,9 +58,9 @@ inline constexpr int kMaxJsonDepth = 512;
 // interpreted here; its metadata.managedFields and status, which no decision reads, are dropped.
 Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body);
 
-// The second half of DecodeAdmissionReview, for a body already parsed (ParseReviewJson keeps only
-// the fields decisions read): the same checks and errors, and the request's fields moved out.
-Result<AdmissionRequest> AdmissionRequestFrom(nlohmann::json doc);
+// The checks and fields of DecodeAdmissionReview, for a body already parsed: the same errors, and
+// every field but object and oldObject, which the caller keeps where they are (its tape).
+Result<AdmissionRequest> AdmissionRequestFrom(JsonView doc);
 
 // What a review decided. Error is a failure inside gpuadmit: it is answered as the policy's
 // failure mode says (open: allowed with a warning; closed: denied).

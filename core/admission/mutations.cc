@@ -13,56 +13,48 @@ using nlohmann::json;
 using Pointer = PatchPath;
 
 // The quantity text of `value`, as the container wrote it (numbers become strings).
-std::string QuantityText(const json& value) {
-  return value.is_string() ? value.get<std::string>() : value.dump();
+std::string QuantityText(JsonView value) {
+  return value.is_string() ? std::string(value.string()) : value.Dump();
 }
 
 // Moves `swap.from` to `swap.to` in one resource list (limits or requests) of a container.
-void SwapInList(const json& list, const Pointer& at, const ResourceSwap& swap, json& ops) {
-  if (!list.is_object()) return;
-  auto from = list.find(swap.from);
-  if (from == list.end()) return;
+void SwapInList(JsonView list, const Pointer& at, const ResourceSwap& swap, json& ops) {
+  JsonView from = list[swap.from];
+  if (!from.present()) return;
   ops.push_back(PatchOperation("remove", at / swap.from));
-  auto to = list.find(swap.to);
-  std::string quantity = QuantityText(*from);
-  if (to != list.end()) {
+  JsonView to = list[swap.to];
+  std::string quantity = QuantityText(from);
+  if (to.present()) {
     // The container asked for both profiles: it now asks for their sum.
     auto a = ParseWholeQuantity(quantity);
-    auto b = ParseWholeQuantity(QuantityText(*to));
+    auto b = ParseWholeQuantity(QuantityText(to));
     if (!a.ok() || !b.ok()) return;
     quantity = std::to_string(a.value() + b.value());
   }
   ops.push_back(PatchOperation("add", at / swap.to, quantity));
 }
 
-void SwapInContainers(const json& spec, const Pointer& spec_at, const char* field,
+void SwapInResources(JsonView resources, const Pointer& at, const ResourceSwap& swap, json& ops) {
+  if (!resources.is_object()) return;
+  for (const char* section : {"limits", "requests"}) {
+    SwapInList(resources[section], at / section, swap, ops);
+  }
+}
+
+void SwapInContainers(JsonView spec, const Pointer& spec_at, const char* field,
                       const ResourceSwap& swap, json& ops) {
-  auto containers = spec.find(field);
-  if (containers == spec.end() || !containers->is_array()) return;
-  for (size_t i = 0; i < containers->size(); ++i) {
-    const json& c = (*containers)[i];
-    auto resources = c.is_object() ? c.find("resources") : c.end();
-    if (resources == c.end() || !resources->is_object()) continue;
-    Pointer at = spec_at / field / i / "resources";
-    for (const char* section : {"limits", "requests"}) {
-      auto list = resources->find(section);
-      if (list != resources->end()) SwapInList(*list, at / section, swap, ops);
-    }
+  size_t i = 0;
+  for (JsonView c : spec[field].Elements()) {
+    SwapInResources(c["resources"], spec_at / field / i++ / "resources", swap, ops);
   }
 }
 
 // A custom workload's single container object at spec[field] (OME's `runner`).
-void SwapInNamedContainer(const json& spec, const Pointer& spec_at, const std::string& field,
+void SwapInNamedContainer(JsonView spec, const Pointer& spec_at, const std::string& field,
                           const ResourceSwap& swap, json& ops) {
-  auto c = spec.find(field);
-  if (c == spec.end() || !c->is_object()) return;
-  auto resources = c->find("resources");
-  if (resources == c->end() || !resources->is_object()) return;
-  Pointer at = spec_at / field / "resources";
-  for (const char* section : {"limits", "requests"}) {
-    auto list = resources->find(section);
-    if (list != resources->end()) SwapInList(*list, at / section, swap, ops);
-  }
+  JsonView c = spec[field];
+  if (!c.is_object()) return;
+  SwapInResources(c["resources"], spec_at / field / "resources", swap, ops);
 }
 
 // The container named `name` in `spec` and where it is: an init or app container, or the
@@ -91,7 +83,7 @@ json* FindContainer(json& spec, const Pointer& spec_at, const std::string& gpu_c
 }
 
 // True when `value` is a quantity of exactly `count` devices.
-bool SaysCount(const json& value, int64_t count) {
+bool SaysCount(JsonView value, int64_t count) {
   auto n = ParseWholeQuantity(QuantityText(value));
   return n.ok() && n.value() == count;
 }
@@ -129,10 +121,10 @@ void SetCount(json& spec, const Pointer& spec_at, const std::string& gpu_contain
 
 // The spec the swaps read: `spec` itself, or a copy in `counted` with the count changes made
 // (their ops appended), so that a count filled in is swapped too.
-const json& WithCounts(const json& spec, const PodSpecLocation& where,
-                       const std::vector<CountChange>& counts, json& counted, json& ops) {
+JsonView WithCounts(JsonView spec, const PodSpecLocation& where,
+                    const std::vector<CountChange>& counts, json& counted, json& ops) {
   if (counts.empty()) return spec;
-  counted = spec;
+  counted = spec.ToJson();
   for (const CountChange& change : counts) {
     SetCount(counted, Pointer(where.spec), where.gpu_container, change, ops);
   }
@@ -141,37 +133,33 @@ const json& WithCounts(const json& spec, const PodSpecLocation& where,
 
 // Adds the decision's nodeSelector entries the spec lacks, creating spec.nodeSelector whole when
 // it has none.
-void SetNodeSelector(const json& spec, const Pointer& spec_at, const StringMap& wanted, json& ops) {
+void SetNodeSelector(JsonView spec, const Pointer& spec_at, const StringMap& wanted, json& ops) {
   if (wanted.empty()) return;
-  auto existing = spec.find("nodeSelector");
-  if (existing == spec.end() || !existing->is_object()) {
+  JsonView existing = spec["nodeSelector"];
+  if (!existing.is_object()) {
     json map = json::object();
     for (const auto& [k, v] : wanted) map[k] = v;
     ops.push_back(PatchOperation("add", spec_at / "nodeSelector", std::move(map)));
     return;
   }
   for (const auto& [k, v] : wanted) {
-    auto it = existing->find(k);
-    if (it == existing->end() || !it->is_string() || *it != v) {
+    JsonView have = existing[k];
+    if (!have.is_string() || have.string() != v) {
       ops.push_back(PatchOperation("add", spec_at / "nodeSelector" / k, v));
     }
   }
 }
 
-void SetAnnotations(const json& object, const json::json_pointer& metadata_pointer,
+void SetAnnotations(JsonView object, const json::json_pointer& metadata_pointer,
                     const Decision& decision, json& ops) {
   if (decision.annotations.empty()) return;
-  const json* metadata = object.contains(metadata_pointer) ? &object.at(metadata_pointer) : nullptr;
+  JsonView metadata = object.AtPointer(metadata_pointer);
   const Pointer metadata_at(metadata_pointer);
-  const json* existing = nullptr;
-  if (metadata != nullptr && metadata->is_object()) {
-    auto it = metadata->find("annotations");
-    if (it != metadata->end() && it->is_object()) existing = &*it;
-  }
-  if (existing != nullptr) {
+  JsonView existing = metadata["annotations"];
+  if (existing.is_object()) {
     for (const auto& [k, v] : decision.annotations) {
-      auto it = existing->find(k);
-      if (it == existing->end() || !it->is_string() || *it != v) {
+      JsonView have = existing[k];
+      if (!have.is_string() || have.string() != v) {
         ops.push_back(PatchOperation("add", metadata_at / "annotations" / k, v));
       }
     }
@@ -180,7 +168,7 @@ void SetAnnotations(const json& object, const json::json_pointer& metadata_point
   // No annotations map (or no metadata): create the missing parent whole.
   json annotations = json::object();
   for (const auto& [k, v] : decision.annotations) annotations[k] = v;
-  if (metadata != nullptr && metadata->is_object()) {
+  if (metadata.is_object()) {
     ops.push_back(PatchOperation("add", metadata_at / "annotations", std::move(annotations)));
   } else {
     ops.push_back(PatchOperation("add", metadata_at, {{"annotations", std::move(annotations)}}));
@@ -189,28 +177,27 @@ void SetAnnotations(const json& object, const json::json_pointer& metadata_point
 
 // Adds `gate` to spec.schedulingGates: the whole list when the spec has none, else appended
 // when the list lacks it.
-void AddSchedulingGate(const json& spec, const Pointer& spec_at, const std::string& gate,
-                       json& ops) {
+void AddSchedulingGate(JsonView spec, const Pointer& spec_at, const std::string& gate, json& ops) {
   if (gate.empty()) return;
   json entry = {{"name", gate}};
-  auto gates = spec.find("schedulingGates");
-  if (gates == spec.end() || !gates->is_array()) {
+  JsonView gates = spec["schedulingGates"];
+  if (!gates.is_array()) {
     ops.push_back(PatchOperation("add", spec_at / "schedulingGates", json::array({entry})));
     return;
   }
-  for (const json& g : *gates) {
-    if (g.is_object() && g.value("name", std::string()) == gate) return;
+  for (JsonView g : gates.Elements()) {
+    if (g["name"].string() == gate) return;
   }
   ops.push_back(PatchOperation("add", spec_at / "schedulingGates" / "-", std::move(entry)));
 }
 
 }  // namespace
 
-void AppendPatch(const json& object, const PodSpecLocation& where, const Decision& decision,
+void AppendPatch(JsonView object, const PodSpecLocation& where, const Decision& decision,
                  json& ops) {
   json counted;
   const Pointer spec_at(where.spec);
-  const json& spec = WithCounts(object.at(where.spec), where, decision.counts, counted, ops);
+  JsonView spec = WithCounts(object.AtPointer(where.spec), where, decision.counts, counted, ops);
   for (const ResourceSwap& swap : decision.swaps) {
     SwapInContainers(spec, spec_at, "initContainers", swap, ops);
     SwapInContainers(spec, spec_at, "containers", swap, ops);

@@ -17,7 +17,7 @@
 namespace gpuadmit {
 
 // Appends to `ops` the operations that make the pod spec at `where` in `object` match `decision`.
-void AppendPatch(const nlohmann::json& object, const PodSpecLocation& where,
-                 const Decision& decision, nlohmann::json& ops);
+void AppendPatch(JsonView object, const PodSpecLocation& where, const Decision& decision,
+                 nlohmann::json& ops);
 
 }  // namespace gpuadmit

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "core/admission/patch_path.h"
-#include "core/json/json_fields.h"
 
 namespace gpuadmit {
 namespace {
@@ -45,15 +44,12 @@ json PreferredJson(const PreferredTerm& t) {
 }
 
 // The same key, operator and set of values.
-bool SameRequirement(const json& e, const NodeSelectorRequirement& r) {
-  if (StringAt(e, {"key"}) != r.key || StringAt(e, {"operator"}) != r.op) return false;
-  const json& values = At(e, {"values"});
+bool SameRequirement(JsonView e, const NodeSelectorRequirement& r) {
+  if (e["key"].string() != r.key || e["operator"].string() != r.op) return false;
   std::vector<std::string> have;
-  if (values.is_array()) {
-    for (const json& v : values) {
-      if (!v.is_string()) return false;
-      have.push_back(v.get<std::string>());
-    }
+  for (JsonView v : e["values"].Elements()) {
+    if (!v.is_string()) return false;
+    have.emplace_back(v.string());
   }
   std::vector<std::string> want = r.values;
   std::sort(have.begin(), have.end());
@@ -61,50 +57,44 @@ bool SameRequirement(const json& e, const NodeSelectorRequirement& r) {
   return have == want;
 }
 
-bool HasRequirement(const json& expressions, const NodeSelectorRequirement& r) {
-  return expressions.is_array() &&
-         std::any_of(expressions.begin(), expressions.end(),
-                     [&](const json& e) { return SameRequirement(e, r); });
+bool HasRequirement(JsonView expressions, const NodeSelectorRequirement& r) {
+  auto list = expressions.Elements();
+  return std::any_of(list.begin(), list.end(), [&](JsonView e) { return SameRequirement(e, r); });
 }
 
-bool SameTerm(const json& existing, const PreferredTerm& t) {
-  const json& weight = At(existing, {"weight"});
-  if (!weight.is_number_integer() || weight.get<int64_t>() != t.weight) return false;
-  const json& fields = At(existing, {"preference", "matchFields"});
-  if (fields.is_array() && !fields.empty()) return false;
-  const json& expressions = At(existing, {"preference", "matchExpressions"});
-  size_t size = expressions.is_array() ? expressions.size() : 0;
+bool SameTerm(JsonView existing, const PreferredTerm& t) {
+  JsonView weight = existing["weight"];
+  if (!weight.is_number_integer() || weight.integer() != t.weight) return false;
+  if (existing.At({"preference", "matchFields"}).size() != 0) return false;
+  JsonView expressions = existing.At({"preference", "matchExpressions"});
+  size_t size = expressions.size();
   return size == t.requirements.size() &&
          std::all_of(t.requirements.begin(), t.requirements.end(),
                      [&](const auto& r) { return HasRequirement(expressions, r); });
 }
 
 // A term with no requirement matches no node; ANDing into it would make it match some.
-bool IsEmptyTerm(const json& term) {
-  auto empty = [&](const char* field) {
-    const json& list = At(term, {field});
-    return !list.is_array() || list.empty();
-  };
-  return empty("matchExpressions") && empty("matchFields");
+bool IsEmptyTerm(JsonView term) {
+  return term["matchExpressions"].size() == 0 && term["matchFields"].size() == 0;
 }
 
-void PatchRequired(const json& node_affinity, const Pointer& at, const Decision& d, json& ops) {
-  const json& required = At(node_affinity, {kRequired});
-  const json& terms = At(required, {"nodeSelectorTerms"});
+void PatchRequired(JsonView node_affinity, const Pointer& at, const Decision& d, json& ops) {
+  JsonView required = node_affinity[kRequired];
+  JsonView terms = required["nodeSelectorTerms"];
   json one_term = json::array({{{"matchExpressions", Expressions(d.required)}}});
   if (!required.is_object()) {
     ops.push_back(Add(at / kRequired, {{"nodeSelectorTerms", std::move(one_term)}}));
     return;
   }
-  if (!terms.is_array() || terms.empty()) {
+  if (terms.size() == 0) {
     ops.push_back(Add(at / kRequired / "nodeSelectorTerms", std::move(one_term)));
     return;
   }
-  for (size_t i = 0; i < terms.size(); ++i) {
-    const json& term = terms[i];
+  size_t i = 0;
+  for (JsonView term : terms.Elements()) {
+    Pointer term_at = at / kRequired / "nodeSelectorTerms" / i++;
     if (IsEmptyTerm(term)) continue;
-    const json& expressions = At(term, {"matchExpressions"});
-    Pointer term_at = at / kRequired / "nodeSelectorTerms" / i;
+    JsonView expressions = term["matchExpressions"];
     json missing = json::array();
     for (const NodeSelectorRequirement& r : d.required) {
       if (!HasRequirement(expressions, r)) missing.push_back(RequirementJson(r));
@@ -118,12 +108,13 @@ void PatchRequired(const json& node_affinity, const Pointer& at, const Decision&
   }
 }
 
-// The terms of decision.preferred that `preferred` (the pod's list, or null) lacks, once each.
-json MissingPreferred(const json& preferred, const Decision& d) {
+// The terms of decision.preferred that `preferred` (the pod's list, or absent) lacks, once each.
+json MissingPreferred(JsonView preferred, const Decision& d) {
   json missing = json::array();
+  auto list = preferred.Elements();
   for (const PreferredTerm& t : d.preferred) {
-    auto same = [&](const json& existing) { return SameTerm(existing, t); };
-    bool present = preferred.is_array() && std::any_of(preferred.begin(), preferred.end(), same);
+    auto same = [&](JsonView existing) { return SameTerm(existing, t); };
+    bool present = std::any_of(list.begin(), list.end(), same);
     if (!present && std::none_of(missing.begin(), missing.end(), same)) {
       missing.push_back(PreferredJson(t));
     }
@@ -131,8 +122,8 @@ json MissingPreferred(const json& preferred, const Decision& d) {
   return missing;
 }
 
-void PatchPreferred(const json& node_affinity, const Pointer& at, const Decision& d, json& ops) {
-  const json& preferred = At(node_affinity, {kPreferred});
+void PatchPreferred(JsonView node_affinity, const Pointer& at, const Decision& d, json& ops) {
+  JsonView preferred = node_affinity[kPreferred];
   json missing = MissingPreferred(preferred, d);
   if (missing.empty()) return;
   if (!preferred.is_array()) {
@@ -142,10 +133,10 @@ void PatchPreferred(const json& node_affinity, const Pointer& at, const Decision
   AppendEach(missing, at / kPreferred, ops);
 }
 
-void PatchNodeAffinity(const json& spec, const Pointer& spec_at, const Decision& d, json& ops) {
+void PatchNodeAffinity(JsonView spec, const Pointer& spec_at, const Decision& d, json& ops) {
   if (d.required.empty() && d.preferred.empty()) return;
-  const json& affinity = At(spec, {"affinity"});
-  const json& node_affinity = At(affinity, {"nodeAffinity"});
+  JsonView affinity = spec["affinity"];
+  JsonView node_affinity = affinity["nodeAffinity"];
   Pointer at = spec_at / "affinity" / "nodeAffinity";
   if (node_affinity.is_object()) {
     if (!d.required.empty()) PatchRequired(node_affinity, at, d, ops);
@@ -158,7 +149,7 @@ void PatchNodeAffinity(const json& spec, const Pointer& spec_at, const Decision&
     value[kRequired] = {
         {"nodeSelectorTerms", json::array({{{"matchExpressions", Expressions(d.required)}}})}};
   }
-  if (!d.preferred.empty()) value[kPreferred] = MissingPreferred(json(), d);
+  if (!d.preferred.empty()) value[kPreferred] = MissingPreferred(JsonView(), d);
   if (affinity.is_object()) {
     ops.push_back(Add(at, std::move(value)));
   } else {
@@ -175,19 +166,19 @@ json TolerationJson(const Toleration& t) {
   return j;
 }
 
-bool SameToleration(const json& existing, const Toleration& t) {
-  std::string op = StringAt(existing, {"operator"});
-  return StringAt(existing, {"key"}) == t.key && (op.empty() ? "Equal" : op) == t.op &&
-         StringAt(existing, {"value"}) == t.value && StringAt(existing, {"effect"}) == t.effect;
+bool SameToleration(JsonView existing, const Toleration& t) {
+  std::string_view op = existing["operator"].string();
+  return existing["key"].string() == t.key && (op.empty() ? "Equal" : op) == t.op &&
+         existing["value"].string() == t.value && existing["effect"].string() == t.effect;
 }
 
-void PatchTolerations(const json& spec, const Pointer& spec_at, const Decision& d, json& ops) {
-  const json& existing = At(spec, {"tolerations"});
+void PatchTolerations(JsonView spec, const Pointer& spec_at, const Decision& d, json& ops) {
+  JsonView existing = spec["tolerations"];
+  auto list = existing.Elements();
   json missing = json::array();
   for (const Toleration& t : d.tolerations) {
     bool present =
-        existing.is_array() && std::any_of(existing.begin(), existing.end(),
-                                           [&](const json& e) { return SameToleration(e, t); });
+        std::any_of(list.begin(), list.end(), [&](JsonView e) { return SameToleration(e, t); });
     if (!present) missing.push_back(TolerationJson(t));
   }
   if (missing.empty()) return;
@@ -198,45 +189,40 @@ void PatchTolerations(const json& spec, const Pointer& spec_at, const Decision& 
   AppendEach(missing, spec_at / "tolerations", ops);
 }
 
-bool AsksForGpus(const json& container) {
+bool AsksForGpus(JsonView container) {
   for (const char* section : {"limits", "requests"}) {
-    const json& list = At(container, {"resources", section});
-    if (!list.is_object()) continue;
-    for (const auto& [name, quantity] : list.items()) {
+    for (const auto& [name, quantity] : container.At({"resources", section}).Members()) {
       if (name.starts_with("nvidia.com/")) return true;
     }
   }
   return false;
 }
 
-bool MountsShm(const json& container) {
-  const json& mounts = At(container, {"volumeMounts"});
-  return mounts.is_array() && std::any_of(mounts.begin(), mounts.end(), [](const json& m) {
-           return StringAt(m, {"mountPath"}) == kShmPath;
-         });
+bool MountsShm(JsonView container) {
+  auto mounts = container["volumeMounts"].Elements();
+  return std::any_of(mounts.begin(), mounts.end(),
+                     [](JsonView m) { return m["mountPath"].string() == kShmPath; });
 }
 
-void PatchShm(const json& spec, const PodSpecLocation& where, const Decision& d, json& ops) {
+void PatchShm(JsonView spec, const PodSpecLocation& where, const Decision& d, json& ops) {
   if (d.shm_size.empty()) return;
   const Pointer spec_at(where.spec);
-  std::vector<std::pair<Pointer, const json*>> lacking;  // GPU containers without /dev/shm
-  auto consider = [&](const json& c, Pointer at) {
-    if (c.is_object() && AsksForGpus(c) && !MountsShm(c)) lacking.emplace_back(std::move(at), &c);
+  std::vector<std::pair<Pointer, JsonView>> lacking;  // GPU containers without /dev/shm
+  auto consider = [&](JsonView c, Pointer at) {
+    if (c.is_object() && AsksForGpus(c) && !MountsShm(c)) lacking.emplace_back(std::move(at), c);
   };
   for (const char* field : {"initContainers", "containers"}) {
-    const json& list = At(spec, {field});
-    if (!list.is_array()) continue;
-    for (size_t i = 0; i < list.size(); ++i) consider(list[i], spec_at / field / i);
+    size_t i = 0;
+    for (JsonView c : spec[field].Elements()) consider(c, spec_at / field / i++);
   }
   if (!where.gpu_container.empty()) {
-    consider(At(spec, {where.gpu_container}), spec_at / where.gpu_container);
+    consider(spec[where.gpu_container], spec_at / where.gpu_container);
   }
   if (lacking.empty()) return;
-  const json& volumes = At(spec, {"volumes"});
-  bool has_volume =
-      volumes.is_array() && std::any_of(volumes.begin(), volumes.end(), [](const json& v) {
-        return StringAt(v, {"name"}) == kShmVolumeName;
-      });
+  JsonView volumes = spec["volumes"];
+  auto volume_list = volumes.Elements();
+  bool has_volume = std::any_of(volume_list.begin(), volume_list.end(),
+                                [](JsonView v) { return v["name"].string() == kShmVolumeName; });
   if (!has_volume) {
     json volume = {{"name", kShmVolumeName},
                    {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", d.shm_size}}}};
@@ -248,7 +234,7 @@ void PatchShm(const json& spec, const PodSpecLocation& where, const Decision& d,
   }
   json mount = {{"name", kShmVolumeName}, {"mountPath", kShmPath}};
   for (const auto& [at, container] : lacking) {
-    if (At(*container, {"volumeMounts"}).is_array()) {
+    if (container["volumeMounts"].is_array()) {
       ops.push_back(Add(at / "volumeMounts" / "-", mount));
     } else {
       ops.push_back(Add(at / "volumeMounts", json::array({mount})));
@@ -258,10 +244,9 @@ void PatchShm(const json& spec, const PodSpecLocation& where, const Decision& d,
 
 }  // namespace
 
-void AppendPlacementPatch(const json& object, const PodSpecLocation& where,
-                          const Decision& decision, json& ops) {
-  if (!object.contains(where.spec)) return;
-  const json& spec = object.at(where.spec);
+void AppendPlacementPatch(JsonView object, const PodSpecLocation& where, const Decision& decision,
+                          json& ops) {
+  JsonView spec = object.AtPointer(where.spec);
   if (!spec.is_object()) return;
   const Pointer spec_at(where.spec);
   PatchNodeAffinity(spec, spec_at, decision, ops);

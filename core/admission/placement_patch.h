@@ -31,7 +31,7 @@ inline constexpr std::string_view kShmVolumeName = "gpuadmit-shm";
 
 // Appends to `ops` what makes the pod spec at `where` in `object` carry `decision`'s node
 // affinity, tolerations and /dev/shm.
-void AppendPlacementPatch(const nlohmann::json& object, const PodSpecLocation& where,
-                          const Decision& decision, nlohmann::json& ops);
+void AppendPlacementPatch(JsonView object, const PodSpecLocation& where, const Decision& decision,
+                          nlohmann::json& ops);
 
 }  // namespace gpuadmit

@@ -7,7 +7,6 @@
 
 #include "core/admission/mutations.h"
 #include "core/admission/review_decode.h"
-#include "core/json/json_fields.h"
 #include "core/kube/workload.h"
 #include "core/plan/planner.h"
 
@@ -34,8 +33,9 @@ void AppendAsked(const ResourceList& effective, std::string& asked) {
 // created through generateName is admitted before it has a name).
 std::string Name(const AdmissionRequest& r) {
   if (!r.name.empty()) return r.name;
-  std::string name = StringAt(r.object, {"metadata", "name"});
-  return name.empty() ? StringAt(r.object, {"metadata", "generateName"}) : name;
+  JsonView metadata = r.Object()["metadata"];
+  std::string_view name = metadata["name"].string();
+  return std::string(name.empty() ? metadata["generateName"].string() : name);
 }
 
 // "Kind namespace/name", for messages and logs.
@@ -47,10 +47,11 @@ std::string ObjectName(const AdmissionRequest& r) {
 }
 
 // What a template asks of GPUs, container by container: UPDATEs that leave this alone pass.
-auto GpuAsk(const json& object, const PodSpecLocation& at) {
+auto GpuAsk(JsonView object, const PodSpecLocation& at) {
   std::vector<std::tuple<int, std::string, ResourceList, ResourceList>> ask;
-  if (!object.is_object() || !object.contains(at.spec)) return ask;
-  const auto containers = ReadPodRequirements(object.at(at.spec), at.gpu_container).containers;
+  JsonView spec = object.AtPointer(at.spec);
+  if (!spec.present()) return ask;
+  const auto containers = ReadPodRequirements(spec, at.gpu_container).containers;
   std::transform(containers.begin(), containers.end(), std::back_inserter(ask),
                  [](const ContainerNeeds& c) {
                    return std::make_tuple(static_cast<int>(c.role), c.name, c.limits, c.requests);
@@ -61,15 +62,8 @@ auto GpuAsk(const json& object, const PodSpecLocation& at) {
 // Whose reservation a key is: "namespace/name".
 std::string Owner(const AdmissionRequest& r) { return r.ns + "/" + Name(r); }
 
-std::string ExistingAnnotation(const json& object, const PodSpecLocation& at,
-                               const std::string& key) {
-  if (!object.contains(at.metadata)) return "";
-  const json& metadata = object.at(at.metadata);
-  if (!metadata.is_object()) return "";
-  auto annotations = metadata.find("annotations");
-  if (annotations == metadata.end() || !annotations->is_object()) return "";
-  auto it = annotations->find(key);
-  return it != annotations->end() && it->is_string() ? it->get<std::string>() : "";
+std::string ExistingAnnotation(JsonView object, const PodSpecLocation& at, const std::string& key) {
+  return std::string(object.AtPointer(at.metadata)["annotations"][key].string());
 }
 
 // Plans one Pod and reserves what the plan counted on, planning again if a concurrent decision
@@ -78,7 +72,7 @@ Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, co
                         const ReviewContext& context, Reservations& reservations) {
   std::string annotation = context.policy.Annotation("reservation");
   std::string owner = Owner(r);
-  std::string key = ExistingAnnotation(r.object, at, annotation);
+  std::string key = ExistingAnnotation(r.Object(), at, annotation);
   if (key.empty() || !reservations.Holds(key, owner)) key = r.uid;
   for (int attempt = 0; attempt < kMaxPlanAttempts; ++attempt) {
     PlanContext plan{context.snapshot, context.policy, context.metrics, &reservations, key};
@@ -109,7 +103,8 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
     return AdmissionOutcome::Allow();
   }
   if (!IsKnownKind(r.kind, policy.workloads)) return AdmissionOutcome::Allow();
-  auto locations = FindPodSpecs(r.kind, r.object, policy.workloads);
+  const JsonView object = r.Object();
+  auto locations = FindPodSpecs(r.kind, object, policy.workloads);
   if (!locations.ok()) return AdmissionOutcome::Fail(locations.error().message);
 
   json ops = json::array();
@@ -117,11 +112,10 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
   for (const PodSpecLocation& at : locations.value()) {
     if (r.operation == Operation::kUpdate) {
       // A Pod's resources are immutable; a template is replanned only when its GPU ask changed.
-      if (at.is_pod || GpuAsk(r.object, at) == GpuAsk(r.old_object, at)) continue;
+      if (at.is_pod || GpuAsk(object, at) == GpuAsk(r.OldObject(), at)) continue;
     }
-    const json* metadata = r.object.contains(at.metadata) ? &r.object.at(at.metadata) : nullptr;
-    PodRequest pod = PodRequest::From(r.ns, answer.summary, r.object.at(at.spec), metadata,
-                                      at.is_pod, at.gpu_container);
+    PodRequest pod = PodRequest::From(r.ns, answer.summary, object.AtPointer(at.spec),
+                                      object.AtPointer(at.metadata), at.is_pod, at.gpu_container);
     if (context.inventory_stale && !pod.needs.effective.empty()) {
       // Free counts from a watch that has been down for a minute may be far off: deciding on
       // them could send pods where nothing is free. Passing unchanged is what the pod asked for.
@@ -146,7 +140,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
       answer.decisions.Mark(DecisionPoint::kReviewDenied);
       return AdmissionOutcome::Deny(403, "gpuadmit: " + *d.deny, std::move(warnings));
     }
-    AppendPatch(r.object, at, d, ops);
+    AppendPatch(object, at, d, ops);
   }
   if (ops.empty()) return AdmissionOutcome::Allow(std::move(warnings));
   return AdmissionOutcome::Patch(std::move(ops), std::move(warnings));
@@ -161,7 +155,7 @@ Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snap
 }
 
 Result<ReviewAnswer> Review(std::string_view body, const ReviewContext& context) {
-  auto request = DecodeForDecisions(body, context.policy.workloads);
+  auto request = DecodeForDecisions(body);
   if (!request.ok()) return request.error();
   return ReviewRequest(request.value(), context);
 }

@@ -10,10 +10,11 @@
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/json/json_view.h"
 
 namespace gpuadmit {
 
@@ -60,12 +61,11 @@ struct PodRequirements {
 // out and reported in `warnings`; the apiserver will reject such a pod anyway.
 // `gpu_container` names one more field of the spec holding a single (app) container, as custom
 // workloads declare it (OME's `runner`); "" for none.
-PodRequirements ReadPodRequirements(const nlohmann::json& pod_spec,
-                                    std::string_view gpu_container = {});
+PodRequirements ReadPodRequirements(JsonView pod_spec, std::string_view gpu_container = {});
 
 // The container object `c` was read from in `pod_spec` (an element of its field's list, or the
-// custom workload's single container object); a null value when there is none.
-const nlohmann::json& ContainerObject(const nlohmann::json& pod_spec, const ContainerNeeds& c);
+// custom workload's single container object); absent when there is none.
+JsonView ContainerObject(JsonView pod_spec, const ContainerNeeds& c);
 
 // The pod's effective request, as the scheduler computes it: the larger of the largest init
 // container (plus the sidecars started before it) and the sum of app containers and sidecars,

@@ -3,31 +3,25 @@
 #include <algorithm>
 #include <charconv>
 
-#include "core/json/json_fields.h"
 #include "core/kube/kube_objects.h"
 
 namespace gpuadmit {
 namespace {
-
-using nlohmann::json;
 
 bool ParseInt(const std::string& s, int64_t& out) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
   return ec == std::errc() && end == s.data() + s.size();
 }
 
-std::vector<NodeSelectorRequirement> ReadRequirements(const json& term, const char* field,
+std::vector<NodeSelectorRequirement> ReadRequirements(JsonView term, const char* field,
                                                       bool on_field) {
   std::vector<NodeSelectorRequirement> out;
-  auto it = term.find(field);
-  if (it == term.end() || !it->is_array()) return out;
-  for (const json& e : *it) {
+  for (JsonView e : term[field].Elements()) {
     if (!e.is_object()) continue;
-    NodeSelectorRequirement r{StringAt(e, {"key"}), StringAt(e, {"operator"}), {}, on_field};
-    if (auto values = e.find("values"); values != e.end() && values->is_array()) {
-      for (const json& v : *values) {
-        if (v.is_string()) r.values.push_back(v.get<std::string>());
-      }
+    NodeSelectorRequirement r{
+        std::string(e["key"].string()), std::string(e["operator"].string()), {}, on_field};
+    for (JsonView v : e["values"].Elements()) {
+      if (v.is_string()) r.values.emplace_back(v.string());
     }
     out.push_back(std::move(r));
   }
@@ -63,18 +57,17 @@ bool Matches(const NodeSelectorRequirement& r, const NodeFacts& node) {
 
 }  // namespace
 
-std::string PreferredHostname(const json& pod_spec) {
-  const json& terms =
-      At(pod_spec, {"affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"});
-  if (!terms.is_array()) return "";
-  for (const json& term : terms) {
-    const json& expressions = At(term, {"preference", "matchExpressions"});
-    if (!expressions.is_array() || expressions.size() != 1) continue;
-    const json& e = expressions[0];
-    const json& values = At(e, {"values"});
-    if (StringAt(e, {"key"}) == "kubernetes.io/hostname" && StringAt(e, {"operator"}) == "In" &&
-        values.is_array() && values.size() == 1 && values[0].is_string()) {
-      return values[0].get<std::string>();
+std::string PreferredHostname(JsonView pod_spec) {
+  JsonView terms =
+      pod_spec.At({"affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"});
+  for (JsonView term : terms.Elements()) {
+    JsonView expressions = term.At({"preference", "matchExpressions"});
+    if (expressions.size() != 1) continue;
+    JsonView e = expressions[0];
+    JsonView values = e["values"];
+    if (e["key"].string() == "kubernetes.io/hostname" && e["operator"].string() == "In" &&
+        values.size() == 1 && values[0].is_string()) {
+      return std::string(values[0].string());
     }
   }
   return "";
@@ -86,50 +79,43 @@ bool Toleration::Tolerates(const Taint& taint) const {
   return key == taint.key && value == taint.value;
 }
 
-SchedulingConstraints ReadSchedulingConstraints(const json& pod_spec) {
+SchedulingConstraints ReadSchedulingConstraints(JsonView pod_spec) {
   SchedulingConstraints c;
   if (!pod_spec.is_object()) return c;
-  if (auto it = pod_spec.find("nodeSelector"); it != pod_spec.end() && it->is_object()) {
-    for (const auto& [k, v] : it->items()) {
-      if (v.is_string()) c.node_selector[k] = v.get<std::string>();
-    }
+  for (const auto& [k, v] : pod_spec["nodeSelector"].Members()) {
+    if (v.is_string()) c.node_selector[std::string(k)] = std::string(v.string());
   }
-  const json& terms =
-      At(pod_spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
-                    "nodeSelectorTerms"});
-  if (terms.is_array()) {
-    for (const json& term : terms) {
-      if (!term.is_object()) continue;
-      NodeSelectorTerm t;
-      t.requirements = ReadRequirements(term, "matchExpressions", false);
-      auto fields = ReadRequirements(term, "matchFields", true);
-      t.requirements.insert(t.requirements.end(), fields.begin(), fields.end());
-      c.required_terms.push_back(std::move(t));
-    }
+  JsonView terms =
+      pod_spec.At({"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                   "nodeSelectorTerms"});
+  for (JsonView term : terms.Elements()) {
+    if (!term.is_object()) continue;
+    NodeSelectorTerm t;
+    t.requirements = ReadRequirements(term, "matchExpressions", false);
+    auto fields = ReadRequirements(term, "matchFields", true);
+    t.requirements.insert(t.requirements.end(), fields.begin(), fields.end());
+    c.required_terms.push_back(std::move(t));
   }
-  if (auto it = pod_spec.find("tolerations"); it != pod_spec.end() && it->is_array()) {
-    for (const json& t : *it) {
-      if (!t.is_object()) continue;
-      Toleration tol{StringAt(t, {"key"}), StringAt(t, {"operator"}), StringAt(t, {"value"}),
-                     StringAt(t, {"effect"})};
-      if (tol.op.empty()) tol.op = "Equal";
-      c.tolerations.push_back(std::move(tol));
-    }
+  for (JsonView t : pod_spec["tolerations"].Elements()) {
+    if (!t.is_object()) continue;
+    Toleration tol{std::string(t["key"].string()), std::string(t["operator"].string()),
+                   std::string(t["value"].string()), std::string(t["effect"].string())};
+    if (tol.op.empty()) tol.op = "Equal";
+    c.tolerations.push_back(std::move(tol));
   }
   return c;
 }
 
-std::vector<WeightedTerm> ReadPreferredTerms(const json& pod_spec) {
+std::vector<WeightedTerm> ReadPreferredTerms(JsonView pod_spec) {
   std::vector<WeightedTerm> out;
-  const json& terms =
-      At(pod_spec, {"affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"});
-  if (!terms.is_array()) return out;
-  for (const json& t : terms) {
-    const json& preference = At(t, {"preference"});
-    const json& weight = At(t, {"weight"});
+  JsonView terms =
+      pod_spec.At({"affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"});
+  for (JsonView t : terms.Elements()) {
+    JsonView preference = t["preference"];
+    JsonView weight = t["weight"];
     if (!preference.is_object() || !weight.is_number_integer()) continue;
     WeightedTerm w;
-    w.weight = weight.get<int32_t>();
+    w.weight = static_cast<int32_t>(weight.integer());
     w.term.requirements = ReadRequirements(preference, "matchExpressions", false);
     auto fields = ReadRequirements(preference, "matchFields", true);
     w.term.requirements.insert(w.term.requirements.end(), fields.begin(), fields.end());

@@ -11,9 +11,10 @@
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "core/json/json_view.h"
 
 namespace gpuadmit {
 
@@ -60,11 +61,11 @@ struct WeightedTerm {
 
 struct NodeFacts;
 
-SchedulingConstraints ReadSchedulingConstraints(const nlohmann::json& pod_spec);
+SchedulingConstraints ReadSchedulingConstraints(JsonView pod_spec);
 
 // The pod's preferredDuringSchedulingIgnoredDuringExecution terms, in order. Empty preferences
 // are left out: the API gives them an implicit weight of 0.
-std::vector<WeightedTerm> ReadPreferredTerms(const nlohmann::json& pod_spec);
+std::vector<WeightedTerm> ReadPreferredTerms(JsonView pod_spec);
 
 // Whether `node` meets every requirement of `term`; an empty term matches no node.
 bool TermMatches(const NodeSelectorTerm& term, const NodeFacts& node);
@@ -72,7 +73,7 @@ bool TermMatches(const NodeSelectorTerm& term, const NodeFacts& node);
 // The node a preferred node-affinity term of exactly one `kubernetes.io/hostname In [node]`
 // expression names (the first such term), or "": what gpuadmit's placement writes, so a pod
 // reviewed before, or queued after admission, says which node gpuadmit chose for it.
-std::string PreferredHostname(const nlohmann::json& pod_spec);
+std::string PreferredHostname(JsonView pod_spec);
 
 // True when the node is Ready, not cordoned, carries every nodeSelector label, matches one of
 // the required affinity terms, and has no NoSchedule/NoExecute taint the pod does not tolerate.

@@ -49,7 +49,7 @@ std::optional<Pointer> PointerOf(const std::string& text) {
 }
 
 Result<std::vector<PodSpecLocation>> FindCustomPodSpecs(const GroupVersionKind& kind,
-                                                        const json& object,
+                                                        JsonView object,
                                                         const CustomWorkload& workload) {
   auto metadata = PointerOf(workload.metadata);
   if (!metadata) return Error{"policy workload " + kind.kind + ": bad metadata pointer"};
@@ -57,8 +57,9 @@ Result<std::vector<PodSpecLocation>> FindCustomPodSpecs(const GroupVersionKind& 
   for (const std::string& path : workload.pod_specs) {
     auto spec = PointerOf(path);
     if (!spec) return Error{"policy workload " + kind.kind + ": bad pod spec pointer " + path};
-    if (!object.contains(*spec)) continue;
-    if (!object.at(*spec).is_object()) {
+    JsonView value = object.AtPointer(*spec);
+    if (!value.present()) continue;
+    if (!value.is_object()) {
       return Error{kind.kind + " " + spec->to_string() + " is not an object"};
     }
     PodSpecLocation at;
@@ -90,7 +91,7 @@ bool IsKnownKind(const GroupVersionKind& kind, std::span<const CustomWorkload> c
   return Lookup(kind) != nullptr || CustomWorkloadOf(kind, custom) != nullptr;
 }
 
-Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind, const json& object,
+Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind, JsonView object,
                                                   std::span<const CustomWorkload> custom) {
   const KnownKind* known = Lookup(kind);
   const CustomWorkload* workload = known == nullptr ? CustomWorkloadOf(kind, custom) : nullptr;
@@ -103,8 +104,9 @@ Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind, 
   at.spec = base / "spec";
   at.metadata = base / "metadata";
   at.is_pod = known->template_path.empty();
-  if (!object.contains(at.spec)) return std::vector<PodSpecLocation>{};
-  if (!object.at(at.spec).is_object()) {
+  JsonView spec = object.AtPointer(at.spec);
+  if (!spec.present()) return std::vector<PodSpecLocation>{};
+  if (!spec.is_object()) {
     return Error{kind.kind + " " + at.spec.to_string() + " is not an object"};
   }
   return std::vector<PodSpecLocation>{std::move(at)};

@@ -4,7 +4,7 @@
 // /spec/engine and /spec/decoder, each with its `runner` container).
 //
 //   auto specs = FindPodSpecs(request.kind, request.object, policy.workloads);
-//   for (const PodSpecLocation& at : specs.value()) object.at(at.spec) ...
+//   for (const PodSpecLocation& at : specs.value()) object.AtPointer(at.spec) ...
 //
 // Thread safety: pure functions.
 #pragma once
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json/json_view.h"
 #include "core/kube/group_version_kind.h"
 #include "core/result.h"
 
@@ -58,8 +59,7 @@ const CustomWorkload* CustomWorkloadOf(const GroupVersionKind& kind,
 // pod spec (a Deployment with no template yet, an InferenceService without a decoder), has
 // none. Errors when the object is not a JSON object or a pod spec is present but is not one.
 // A custom workload's specs come in the order of its pod_specs, all sharing its metadata.
-Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind,
-                                                  const nlohmann::json& object,
+Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind, JsonView object,
                                                   std::span<const CustomWorkload> custom = {});
 
 }  // namespace gpuadmit

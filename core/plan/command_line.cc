@@ -10,13 +10,12 @@ bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; 
 
 bool HasSpace(std::string_view s) { return std::any_of(s.begin(), s.end(), IsSpace); }
 
-void AppendWords(const nlohmann::json& list, std::vector<std::string>& out) {
-  if (!list.is_array()) return;
-  for (const nlohmann::json& entry : list) {
+void AppendWords(JsonView list, std::vector<std::string>& out) {
+  for (JsonView entry : list.Elements()) {
     if (!entry.is_string()) continue;
-    const std::string& s = entry.get_ref<const std::string&>();
+    std::string_view s = entry.string();
     if (!HasSpace(s)) {
-      out.push_back(s);
+      out.emplace_back(s);
       continue;
     }
     std::vector<std::string> words = SplitShellWords(s);
@@ -70,12 +69,9 @@ std::vector<std::string> SplitShellWords(std::string_view text) {
   return words;
 }
 
-std::vector<std::string> CommandLineOf(const nlohmann::json& container) {
+std::vector<std::string> CommandLineOf(JsonView container) {
   std::vector<std::string> words;
-  if (!container.is_object()) return words;
-  for (const char* field : {"command", "args"}) {
-    if (auto it = container.find(field); it != container.end()) AppendWords(*it, words);
-  }
+  for (const char* field : {"command", "args"}) AppendWords(container[field], words);
   return words;
 }
 

@@ -11,12 +11,13 @@
 #pragma once
 
 #include <initializer_list>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/json/json_view.h"
 
 namespace gpuadmit {
 
@@ -29,7 +30,7 @@ std::vector<std::string> SplitShellWords(std::string_view text);
 // The words of a container's `command` then `args`. Each string holding whitespace is split
 // with SplitShellWords; non-string entries are skipped. A container that is not an object has
 // none.
-std::vector<std::string> CommandLineOf(const nlohmann::json& container);
+std::vector<std::string> CommandLineOf(JsonView container);
 
 // The value of the last occurrence of any of `names` ("--tp", "-tp"): the next word for
 // `--tp 4`, the rest of the word for `--tp=4`. nullopt when none occurs, or when the last one

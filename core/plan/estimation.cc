@@ -11,8 +11,6 @@
 namespace gpuadmit {
 namespace {
 
-using nlohmann::json;
-
 constexpr char kGpu[] = "nvidia.com/gpu";
 
 std::string Lower(std::string s) {
@@ -111,7 +109,7 @@ void CheckCount(const PodRequest& pod, const Policy& policy, size_t index, const
 
 void PlanCounts(const PodRequest& pod, const Policy& policy, const std::vector<size_t>& targets,
                 PlanState& state, Decision& d) {
-  if (policy.requirements.gpu_count == GpuCountAction::kOff || pod.spec == nullptr) return;
+  if (policy.requirements.gpu_count == GpuCountAction::kOff || !pod.spec.present()) return;
   const auto inputs = pod.Inputs(policy);
   Parallelism from_inputs = ParallelismFromInputs(
       [&](std::string_view name) -> std::optional<std::pair<std::string, std::string>> {
@@ -126,7 +124,7 @@ void PlanCounts(const PodRequest& pod, const Policy& policy, const std::vector<s
   from_inputs.problems.clear();
   for (size_t index : targets) {
     Parallelism p =
-        ParallelismFromArgs(CommandLineOf(ContainerObject(*pod.spec, state.containers[index])));
+        ParallelismFromArgs(CommandLineOf(ContainerObject(pod.spec, state.containers[index])));
     for (const std::string& problem : p.problems) {
       d.trail.push_back("container " + state.containers[index].name + ": " + problem);
     }
@@ -143,10 +141,10 @@ std::optional<std::pair<std::string, std::string>> ModelOf(const PodRequest& pod
   if (auto input = InputWithKey(pod, policy, "model")) {
     return std::make_pair(input->second, input->first);
   }
-  if (pod.spec == nullptr) return std::nullopt;
+  if (!pod.spec.present()) return std::nullopt;
   for (size_t index : targets) {
     const ContainerNeeds& c = state.containers[index];
-    if (auto model = ServedModel(CommandLineOf(ContainerObject(*pod.spec, c)))) {
+    if (auto model = ServedModel(CommandLineOf(ContainerObject(pod.spec, c)))) {
       return std::make_pair(*model, "args of container " + c.name);
     }
   }

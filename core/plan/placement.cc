@@ -4,13 +4,10 @@
 #include <cctype>
 #include <cstdio>
 
-#include "core/json/json_fields.h"
 #include "core/plan/node_ranking.h"
 
 namespace gpuadmit {
 namespace {
-
-using nlohmann::json;
 
 constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
 constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
@@ -40,27 +37,18 @@ std::string TolerationText(const Toleration& t) {
   return s + ":" + (t.effect.empty() ? "*" : t.effect);
 }
 
-// The container a ContainerNeeds describes: an element of a list, or a single-container field.
-const json* ContainerOf(const json& spec, const ContainerNeeds& c) {
-  const json& field = At(spec, {c.field});
-  if (field.is_array()) return c.index < field.size() ? &field[c.index] : nullptr;
-  return field.is_object() ? &field : nullptr;
-}
-
-bool MountsShm(const json& container) {
-  const json& mounts = At(container, {"volumeMounts"});
-  return mounts.is_array() && std::any_of(mounts.begin(), mounts.end(), [](const json& m) {
-           return StringAt(m, {"mountPath"}) == kShmPath;
-         });
+bool MountsShm(JsonView container) {
+  auto mounts = container["volumeMounts"].Elements();
+  return std::any_of(mounts.begin(), mounts.end(),
+                     [](JsonView m) { return m["mountPath"].string() == kShmPath; });
 }
 
 bool SomeGpuContainerLacksShm(const PodRequest& pod) {
-  if (pod.spec == nullptr) return false;
   return std::any_of(pod.needs.containers.begin(), pod.needs.containers.end(),
                      [&](const ContainerNeeds& c) {
                        if (c.limits.empty() && c.requests.empty()) return false;
-                       const json* container = ContainerOf(*pod.spec, c);
-                       return container != nullptr && !MountsShm(*container);
+                       JsonView container = ContainerObject(pod.spec, c);
+                       return container.present() && !MountsShm(container);
                      });
 }
 
@@ -168,8 +156,7 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
   const PlacementPolicy& placement = context.policy.placement;
   const NodeAsk& primary = asks.front();
   NodeRanking ranking =
-      RankNodes(context, constraints, asks, pod.needs.compute,
-                pod.spec == nullptr ? std::string() : PreferredHostname(*pod.spec));
+      RankNodes(context, constraints, asks, pod.needs.compute, PreferredHostname(pod.spec));
   if (context.explain) Explain(ranking, primary, placement, d);
   std::string what = std::to_string(primary.count) + " " + primary.resource;
   if (!ranking.chosen) {
@@ -263,7 +250,7 @@ void PlanPlacement(const PodRequest& pod, const PlanContext& context, PlanState&
                       policy.Annotation("node-selection") + ": false)");
     return;
   }
-  if (pod.spec != nullptr && !StringAt(*pod.spec, {"nodeName"}).empty()) {
+  if (!pod.spec["nodeName"].string().empty()) {
     d.trail.push_back("placement: spec.nodeName is set; no node selection");
     return;
   }

@@ -11,13 +11,10 @@
 namespace gpuadmit {
 namespace {
 
-StringMap StringsOf(const nlohmann::json* metadata, const char* field) {
+StringMap StringsOf(JsonView metadata, const char* field) {
   StringMap out;
-  if (metadata == nullptr || !metadata->is_object()) return out;
-  auto it = metadata->find(field);
-  if (it == metadata->end() || !it->is_object()) return out;
-  for (const auto& [k, v] : it->items()) {
-    if (v.is_string()) out.emplace(k, v.get<std::string>());
+  for (const auto& [k, v] : metadata[field].Members()) {
+    if (v.is_string()) out.emplace_hint(out.end(), k, v.string());  // Members() come in key order
   }
   return out;
 }
@@ -48,9 +45,8 @@ void VisitInputs(const PodRequest& pod, const Policy& policy, Visit&& visit) {
 
 }  // namespace
 
-PodRequest PodRequest::From(std::string ns, std::string name, const nlohmann::json& pod_spec,
-                            const nlohmann::json* metadata, bool is_pod,
-                            std::string_view gpu_container) {
+PodRequest PodRequest::From(std::string ns, std::string name, JsonView pod_spec, JsonView metadata,
+                            bool is_pod, std::string_view gpu_container) {
   PodRequest pod;
   pod.ns = std::move(ns);
   pod.name = std::move(name);
@@ -59,7 +55,7 @@ PodRequest PodRequest::From(std::string ns, std::string name, const nlohmann::js
   pod.annotations = StringsOf(metadata, "annotations");
   pod.needs = ReadPodRequirements(pod_spec, gpu_container);
   pod.constraints = ReadSchedulingConstraints(pod_spec);
-  pod.spec = &pod_spec;
+  pod.spec = pod_spec;
   return pod;
 }
 

@@ -30,6 +30,7 @@
 #include "core/inventory/gpu_metrics.h"
 #include "core/inventory/inventory.h"
 #include "core/inventory/reservation_ledger.h"
+#include "core/json/json_view.h"
 #include "core/kube/requirements.h"
 #include "core/kube/scheduling.h"
 #include "core/plan/decision_counts.h"
@@ -48,13 +49,14 @@ struct PodRequest {
   PodRequirements needs;
   SchedulingConstraints constraints;
   // The admitted pod spec, for the stages that read more than needs/constraints (container
-  // arguments, volumes, affinity). Never null from From(); it outlives the Plan call.
-  const nlohmann::json* spec = nullptr;
+  // arguments, volumes, affinity). Always present from From(); what it views outlives the Plan
+  // call.
+  JsonView spec;
 
-  // `metadata` may be null (a template without metadata). `gpu_container` names a field of the
+  // `metadata` may be absent (a template without metadata). `gpu_container` names a field of the
   // spec holding one more container (a CustomWorkload's), "" for none.
-  static PodRequest From(std::string ns, std::string name, const nlohmann::json& pod_spec,
-                         const nlohmann::json* metadata = nullptr, bool is_pod = false,
+  static PodRequest From(std::string ns, std::string name, JsonView pod_spec,
+                         JsonView metadata = {}, bool is_pod = false,
                          std::string_view gpu_container = {});
 
   // The value of the first of policy.InputKeys(key) present in the annotations, then in the

@@ -1,6 +1,5 @@
 #include "core/plan/queue_gate.h"
 
-#include "core/json/json_fields.h"
 #include "core/plan/node_ranking.h"
 
 namespace gpuadmit {
@@ -35,7 +34,7 @@ void PlanQueueGate(const PodRequest& pod, const PlanContext& context, PlanState&
   if (!policy.queue.Queues(pod.ns) || !pod.is_pod || state.opted_out) return;
   std::vector<NodeAsk> asks = AsksOf(state.effective);
   if (asks.empty()) return;
-  if (pod.spec != nullptr && !StringAt(*pod.spec, {"nodeName"}).empty()) return;
+  if (!pod.spec["nodeName"].string().empty()) return;
   std::string gate = CapacityGate(policy);
   std::string reason = WhyItWaits(pod, context, d, asks.front(), gate);
   if (reason.empty()) return;

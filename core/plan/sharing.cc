@@ -51,23 +51,18 @@ struct Stage {
 
   // What the GPU containers run, as core/plan/workload_type.h matches it.
   DetectedWorkloadType Detect() const {
-    std::vector<const nlohmann::json*> gpu_containers;
+    std::vector<JsonView> gpu_containers;
     for (const ContainerNeeds& c : state.containers) {
       if (!c.limits.empty() || !c.requests.empty()) {
-        gpu_containers.push_back(&ContainerObject(*pod.spec, c));
+        gpu_containers.push_back(ContainerObject(pod.spec, c));
       }
     }
     std::vector<std::vector<std::string>> words(gpu_containers.size());
     std::vector<ContainerLaunch> launches(gpu_containers.size());
     for (size_t i = 0; i < gpu_containers.size(); ++i) {
-      const nlohmann::json& c = *gpu_containers[i];
+      JsonView c = gpu_containers[i];
       words[i] = CommandLineOf(c);
-      auto text = [&c](const char* field) -> std::string_view {
-        auto it = c.is_object() ? c.find(field) : c.end();
-        if (it == c.end() || !it->is_string()) return {};
-        return it->get_ref<const std::string&>();
-      };
-      launches[i] = {text("name"), text("image"), words[i]};
+      launches[i] = {c["name"].string(), c["image"].string(), words[i]};
     }
     return DetectWorkloadType(launches, policy().workload_detection);
   }
@@ -77,7 +72,7 @@ struct Stage {
   const std::string& WorkloadType() {
     if (type_) return *type_;
     type_ = Lower(Input("workload-type"));
-    if (type_->empty() && policy().workload_detection.enabled && pod.spec != nullptr) {
+    if (type_->empty() && policy().workload_detection.enabled && pod.spec.present()) {
       detection_ran_ = true;
       detected_ = Detect();
       *type_ = detected_.type;

@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (doc["response"].value("uid", "") != answer.value().uid) std::abort();
   }
   auto whole = gpuadmit::DecodeAdmissionReview(body);
-  auto lean = gpuadmit::DecodeForDecisions(body, inputs->policy.workloads);
+  auto lean = gpuadmit::DecodeForDecisions(body);
   // The one known difference: RapidJSON 1.1.0 refuses a zero written with an exponent past 308
   // ("0e550") as too big, which JSON allows and simdjson reads as 0 (review_decode.h); the lean
   // decode then goes on to judge the review itself.

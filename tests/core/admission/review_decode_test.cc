@@ -72,15 +72,14 @@ TEST(DecodeForDecisions, AnswersEveryFixtureAsTheWholeObjectDoes) {
   int patched = 0;
   for (const std::string& body : Bodies()) {
     auto whole = DecodeAdmissionReview(body);
+    auto lean = DecodeForDecisions(body);
+    ASSERT_EQ(lean.ok(), whole.ok()) << body.substr(0, 200);
+    if (!whole.ok()) {
+      EXPECT_EQ(lean.error().message, whole.error().message);
+      continue;
+    }
+    EXPECT_NE(lean.value().tape, nullptr);
     for (const Policy& policy : policies) {
-      auto lean = DecodeForDecisions(body, policy.workloads);
-      ASSERT_EQ(lean.ok(), whole.ok()) << body.substr(0, 200);
-      if (!whole.ok()) {
-        EXPECT_EQ(lean.error().message, whole.error().message);
-        continue;
-      }
-      EXPECT_EQ(lean.value().user_info, whole.value().user_info);
-      EXPECT_EQ(lean.value().options, whole.value().options);
       for (const InventorySnapshot* cluster : clusters) {
         ReviewContext context{*cluster, policy};
         context.explain = true;
@@ -98,33 +97,26 @@ TEST(DecodeForDecisions, AnswersEveryFixtureAsTheWholeObjectDoes) {
   EXPECT_GT(patched, 40);
 }
 
-TEST(DecodeForDecisions, KeepsWhatDecisionsReadAndDropsTheRest) {
+TEST(DecodeForDecisions, ReadsTheObjectOffTheTapeAndBuildsNoDom) {
   auto r =
-      DecodeForDecisions(ReadSourceFile("tests/fixtures/gpu/kubectl-pod-multi-container.json"), {});
+      DecodeForDecisions(ReadSourceFile("tests/fixtures/gpu/kubectl-pod-multi-container.json"));
   ASSERT_TRUE(r.ok()) << r.error().message;
-  const json& spec = r.value().object.at("spec");
-  const json& first = spec.at("initContainers").at(0);
-  EXPECT_TRUE(first.contains("resources"));
-  EXPECT_TRUE(first.contains("image"));  // workload type detection reads it (issue 18)
-  EXPECT_FALSE(r.value().object.at("metadata").contains("uid"));
-  EXPECT_FALSE(spec.contains("dnsPolicy"));
-  EXPECT_EQ(r.value().object.at("metadata").at("name"), "gpu-pod");
-  auto bench = DecodeForDecisions(ReadSourceFile("tests/fixtures/gpu/bench-pod-review.json"), {});
-  ASSERT_TRUE(bench.ok()) << bench.error().message;
-  const json& container = bench.value().object.at("spec").at("containers").at(0);
-  EXPECT_EQ(container.at("image"), "nginx");
-  EXPECT_FALSE(container.contains("imagePullPolicy"));
-  EXPECT_FALSE(container.contains("ports"));
+  ASSERT_NE(r.value().tape, nullptr);
+  EXPECT_TRUE(r.value().object.is_null());
+  EXPECT_TRUE(r.value().old_object.is_null());
+  JsonView object = r.value().Object();
+  EXPECT_EQ(object.At({"metadata", "name"}).string(), "gpu-pod");
+  EXPECT_TRUE(object["spec"]["initContainers"][0]["resources"].is_object());
+  EXPECT_TRUE(r.value().OldObject().is_null());
 }
 
-TEST(DecodeForDecisions, KeepsACustomWorkloadWhole) {
-  Policy policy = ExamplePolicy();
+TEST(DecodeForDecisions, ViewsTheWholeObjectAsDecodeAdmissionReviewBuildsIt) {
   std::string body = ReadSourceFile("tests/fixtures/admission/ome-inferenceservice-create.json");
-  auto lean = DecodeForDecisions(body, policy.workloads);
+  auto lean = DecodeForDecisions(body);
   auto whole = DecodeAdmissionReview(body);
   ASSERT_TRUE(lean.ok() && whole.ok());
   // Whole, managedFields included (DecodeAdmissionReview drops them).
-  json object = lean.value().object;
+  json object = lean.value().Object().ToJson();
   EXPECT_TRUE(object["metadata"].contains("managedFields"));
   object["metadata"].erase("managedFields");
   EXPECT_EQ(object, whole.value().object);
@@ -136,7 +128,7 @@ TEST(DecodeForDecisions, RefusesWhatDecodeAdmissionReviewRefusesWithItsWords) {
   for (int depth : {kMaxJsonDepth - 2, kMaxJsonDepth - 1, kMaxJsonDepth, kMaxJsonDepth + 1}) {
     std::string body = deep + std::string(depth, '[') + std::string(depth, ']') + "}";
     auto whole = DecodeAdmissionReview(body);
-    auto lean = DecodeForDecisions(body, {});
+    auto lean = DecodeForDecisions(body);
     EXPECT_EQ(lean.ok(), whole.ok()) << depth;
     if (!whole.ok() && !lean.ok()) {
       EXPECT_EQ(lean.error().message, whole.error().message);
@@ -147,7 +139,7 @@ TEST(DecodeForDecisions, RefusesWhatDecodeAdmissionReviewRefusesWithItsWords) {
         std::string(R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","n":1e400})"),
         std::string(R"({"a":18446744073709551616})"), std::string("[1 2]")}) {
     auto whole = DecodeAdmissionReview(body);
-    auto lean = DecodeForDecisions(body, {});
+    auto lean = DecodeForDecisions(body);
     ASSERT_FALSE(whole.ok()) << body.substr(0, 80);
     ASSERT_FALSE(lean.ok()) << body.substr(0, 80);
     EXPECT_EQ(lean.error().message, whole.error().message);
@@ -158,7 +150,7 @@ TEST(DecodeForDecisions, ReadsAZeroWithAnExponentPast308AsZeroWhereRapidJsonRefu
   json review = json::parse(ReadSourceFile("bench/fixtures/pod-review-3k.json"));
   std::string body = review.dump();
   body.insert(body.rfind('}'), R"(,"zero":0e550)");
-  auto lean = DecodeForDecisions(body, {});
+  auto lean = DecodeForDecisions(body);
   ASSERT_TRUE(lean.ok()) << lean.error().message;
   EXPECT_EQ(lean.value().uid, review["request"]["uid"]);
   auto whole = DecodeAdmissionReview(body);
@@ -169,8 +161,9 @@ TEST(DecodeForDecisions, ReadsAZeroWithAnExponentPast308AsZeroWhereRapidJsonRefu
 TEST(DecodeForDecisions, TakesTheWholeDecoderForLargeBodies) {
   json review = json::parse(ReadSourceFile("bench/fixtures/pod-review-3k.json"));
   review["request"]["object"]["metadata"]["annotations"]["big"] = std::string(300 * 1024, 'x');
-  auto r = DecodeForDecisions(review.dump(), {});
+  auto r = DecodeForDecisions(review.dump());
   ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().tape, nullptr);
   // The whole decoder keeps every field (but managedFields and status).
   EXPECT_TRUE(r.value().object.at("spec").contains("dnsPolicy"));
   EXPECT_EQ(r.value().object["metadata"]["annotations"]["big"].get<std::string>().size(),

@@ -1,0 +1,133 @@
+// JsonView reads an nlohmann value and simdjson's tape alike: every test reads one text both
+// ways (nlohmann's parser and JsonTape) and asserts on the same answers.
+#include "core/json/json_view.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/json/json_tape.h"
+
+namespace gpuadmit {
+namespace {
+
+using nlohmann::json;
+
+// One text, parsed both ways; views() holds a view of each.
+class BothWays {
+ public:
+  explicit BothWays(const std::string& text)
+      : dom_(json::parse(text)), tape_(JsonTape::Parse(text, 64)) {
+    EXPECT_NE(tape_, nullptr) << text;
+  }
+  std::vector<JsonView> views() const {
+    return {JsonView(dom_), tape_ == nullptr ? JsonView() : tape_->root()};
+  }
+
+ private:
+  json dom_;
+  std::unique_ptr<const JsonTape> tape_;
+};
+
+// "key=value" for each member, as a reader would list them.
+std::vector<std::string> Listed(JsonView object) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : object.Members())
+    out.push_back(std::string(key) + "=" + value.Dump());
+  return out;
+}
+
+TEST(JsonView, ReadsKeysIndexesAndScalarsAlikeOnBoth) {
+  BothWays doc(R"({"spec":{"containers":[{"name":"a","args":["--tp","4"]},7],
+                  "priority":-3,"big":18446744073709551615,"ratio":1.5,"on":true,"none":null}})");
+  for (JsonView root : doc.views()) {
+    JsonView spec = root["spec"];
+    EXPECT_TRUE(spec.is_object());
+    EXPECT_EQ(spec["containers"].size(), 2u);
+    EXPECT_EQ(spec["containers"][0]["name"].string(), "a");
+    EXPECT_EQ(spec.At({"containers"})[0]["args"][1].string(), "4");
+    EXPECT_TRUE(spec["containers"][1].is_number_integer());
+    EXPECT_EQ(spec["containers"][1].integer(), 7);
+    EXPECT_EQ(spec["priority"].integer(), -3);
+    EXPECT_EQ(spec["big"].integer(), -1);  // wraps, as nlohmann's get<int64_t>
+    EXPECT_TRUE(spec["ratio"].is_number());
+    EXPECT_FALSE(spec["ratio"].is_number_integer());
+    EXPECT_EQ(spec["ratio"].Dump(), "1.5");
+    EXPECT_EQ(spec["big"].Dump(), "18446744073709551615");
+    EXPECT_TRUE(spec["on"].boolean());
+    EXPECT_TRUE(spec["none"].present());
+    EXPECT_TRUE(spec["none"].is_null());
+    std::vector<std::string> names;
+    for (JsonView c : spec["containers"].Elements()) names.push_back(c["name"].Dump());
+    EXPECT_EQ(names, (std::vector<std::string>{"\"a\"", "null"}));
+  }
+}
+
+TEST(JsonView, ReadsWhatIsNotThereAsAbsentAllTheWayDown) {
+  BothWays doc(R"({"a":"text","list":[1]})");
+  for (JsonView root : doc.views()) {
+    EXPECT_FALSE(root["missing"].present());
+    EXPECT_TRUE(root["missing"].is_null());
+    EXPECT_FALSE(root.At({"a", "b", "c"}).present());  // through a string
+    EXPECT_FALSE(root["list"][1].present());           // past the end
+    EXPECT_FALSE(root["list"]["key"].present());       // a key of an array
+    EXPECT_FALSE(root["a"][0].present());              // an index of a string
+    EXPECT_EQ(root["list"].string(), "");
+    EXPECT_EQ(root["a"].integer(), 0);
+    EXPECT_EQ(root["a"].size(), 0u);
+    EXPECT_TRUE(root["a"].Members().empty());
+    EXPECT_EQ(root["a"].Elements().begin(), root["a"].Elements().end());
+    EXPECT_EQ(root["missing"].ToJson(), json());
+  }
+  EXPECT_FALSE(JsonView(static_cast<const json*>(nullptr)).present());
+}
+
+TEST(JsonView, ReadsTheLastOfADuplicateKeyAndListsMembersInKeyOrderOnBoth) {
+  BothWays doc(R"({"m":{"zeta":"1","alpha":"x","zeta":"2","mid":{"k":"a","k":"b"}}})");
+  for (JsonView root : doc.views()) {
+    JsonView m = root["m"];
+    EXPECT_EQ(m["zeta"].string(), "2");
+    EXPECT_EQ(m["mid"]["k"].string(), "b");
+    EXPECT_EQ(Listed(m),
+              (std::vector<std::string>{"alpha=\"x\"", "mid={\"k\":\"b\"}", "zeta=\"2\""}));
+    EXPECT_EQ(m.ToJson(), json::parse(R"({"alpha":"x","mid":{"k":"b"},"zeta":"2"})"));
+  }
+}
+
+TEST(JsonView, FollowsAPointerThroughObjectsAndArraysWithEscapes) {
+  BothWays doc(R"({"spec":{"template":{"spec":{"a/b":{"c~d":[10,{"e":"found"}]}}}}})");
+  for (JsonView root : doc.views()) {
+    EXPECT_EQ(root.AtPointer(json::json_pointer("/spec/template/spec/a~1b/c~0d/1/e")).string(),
+              "found");
+    EXPECT_EQ(root.AtPointer(json::json_pointer("/spec/template/spec/a~1b/c~0d/0")).integer(), 10);
+    EXPECT_FALSE(root.AtPointer(json::json_pointer("/spec/template/spec/a~1b/c~0d/2")).present());
+    EXPECT_FALSE(root.AtPointer(json::json_pointer("/spec/template/spec/a~1b/c~0d/01")).present());
+    EXPECT_FALSE(root.AtPointer(json::json_pointer("/spec/nothing")).present());
+    EXPECT_TRUE(root.AtPointer(json::json_pointer("")).is_object());
+  }
+}
+
+TEST(JsonTape, RefusesWhatSimdjsonCannotHoldSoTheCallerFallsBack) {
+  EXPECT_EQ(JsonTape::Parse("{\"a\":", 64), nullptr);
+  EXPECT_EQ(JsonTape::Parse(R"({"a":18446744073709551616})", 64), nullptr);
+  EXPECT_EQ(JsonTape::Parse(std::string(65, '[') + std::string(65, ']'), 64), nullptr);
+  EXPECT_NE(JsonTape::Parse(std::string(63, '[') + std::string(63, ']'), 64), nullptr);
+}
+
+TEST(JsonTape, OutlivesItsThreadsParserAndTheText) {
+  std::unique_ptr<const JsonTape> first;
+  {
+    std::string text = R"({"name":"first"})";
+    first = JsonTape::Parse(text, 64);
+  }
+  auto second = JsonTape::Parse(R"({"name":"second"})", 64);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(first->root()["name"].string(), "first");
+  EXPECT_EQ(second->root()["name"].string(), "second");
+}
+
+}  // namespace
+}  // namespace gpuadmit
