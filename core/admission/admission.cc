@@ -92,43 +92,44 @@ Result<AdmissionRequest> AdmissionRequestFrom(JsonView doc) {
   if (!doc.is_object()) return Error{"body is not a JSON object"};
 
   AdmissionRequest r;
-  r.api_version = Text(doc["apiVersion"]);
+  auto [api_version, review_kind, request] = doc.Fields({"apiVersion", "kind", "request"});
+  r.api_version = Text(api_version);
   if (r.api_version != kV1 && r.api_version != kV1Beta1) {
     return Error{"apiVersion \"" + r.api_version + "\" is not admission.k8s.io/v1 or v1beta1"};
   }
-  if (doc["kind"].string() != "AdmissionReview") {
-    return Error{"kind \"" + Text(doc["kind"]) + "\" is not AdmissionReview"};
+  if (review_kind.string() != "AdmissionReview") {
+    return Error{"kind \"" + Text(review_kind) + "\" is not AdmissionReview"};
   }
-  JsonView request = doc["request"];
   if (!request.is_object()) return Error{"AdmissionReview has no request object"};
-  r.uid = Text(request["uid"]);
+  auto [uid, kind, resource, operation, sub_resource, name, ns, dry_run] = request.Fields(
+      {"uid", "kind", "resource", "operation", "subResource", "name", "namespace", "dryRun"});
+  r.uid = Text(uid);
   if (r.uid.empty()) return Error{"request.uid is missing or not a string"};
 
-  JsonView kind = request["kind"];
   if (!kind.is_object()) return Error{"request.kind is missing"};
-  r.kind = {Text(kind["group"]), Text(kind["version"]), Text(kind["kind"])};
+  auto [group, version, kind_name] = kind.Fields({"group", "version", "kind"});
+  r.kind = {Text(group), Text(version), Text(kind_name)};
   if (r.kind.kind.empty()) return Error{"request.kind.kind is missing"};
-  if (JsonView resource = request["resource"]; resource.is_object()) {
+  if (resource.is_object()) {
     r.resource = {Text(resource["group"]), Text(resource["version"]), Text(resource["resource"])};
   }
-  std::string operation = Text(request["operation"]);
-  if (!ParseOperation(operation, r.operation)) {
-    return Error{"request.operation \"" + operation +
-                 "\" is not CREATE, UPDATE, DELETE or CONNECT"};
+  std::string op = Text(operation);
+  if (!ParseOperation(op, r.operation)) {
+    return Error{"request.operation \"" + op + "\" is not CREATE, UPDATE, DELETE or CONNECT"};
   }
-  r.sub_resource = Text(request["subResource"]);
-  r.name = Text(request["name"]);
-  r.ns = Text(request["namespace"]);
-  r.dry_run = request["dryRun"].boolean();
+  r.sub_resource = Text(sub_resource);
+  r.name = Text(name);
+  r.ns = Text(ns);
+  r.dry_run = dry_run.boolean();
   return r;
 }
 
 JsonView AdmissionRequest::Object() const {
-  return tape != nullptr ? tape->root().At({"request", "object"}) : JsonView(object);
+  return tape != nullptr ? tape_object : JsonView(object);
 }
 
 JsonView AdmissionRequest::OldObject() const {
-  return tape != nullptr ? tape->root().At({"request", "oldObject"}) : JsonView(old_object);
+  return tape != nullptr ? tape_old_object : JsonView(old_object);
 }
 
 AdmissionOutcome AdmissionOutcome::Allow(std::vector<std::string> warnings) {

@@ -39,8 +39,11 @@ struct AdmissionRequest {
   // CREATE), and null when the request was read off a tape instead.
   nlohmann::json object;
   nlohmann::json old_object;
-  // The parsed body DecodeForDecisions reads the request off; null for DecodeAdmissionReview.
+  // The parsed body DecodeForDecisions reads the request off, null for DecodeAdmissionReview;
+  // and its request.object and request.oldObject (a tape does not move when the request does).
   std::shared_ptr<const JsonTape> tape;
+  JsonView tape_object;
+  JsonView tape_old_object;
 
   // The object and oldObject, wherever they are: on the tape, or the values above. Absent or
   // null when the review has none.

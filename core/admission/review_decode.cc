@@ -20,7 +20,12 @@ Result<AdmissionRequest> DecodeForDecisions(std::string_view body) {
   std::shared_ptr<const JsonTape> tape = JsonTape::Parse(body, kMaxJsonDepth);
   if (tape == nullptr) return DecodeAdmissionReview(body);  // says why, or reads what it cannot
   auto request = AdmissionRequestFrom(tape->root());
-  if (request.ok()) request.value().tape = std::move(tape);
+  if (!request.ok()) return request;
+  AdmissionRequest& r = request.value();
+  auto [object, old_object] = tape->root()["request"].Fields({"object", "oldObject"});
+  r.tape_object = object;
+  r.tape_old_object = old_object;
+  r.tape = std::move(tape);
   return request;
 }
 

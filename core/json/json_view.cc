@@ -167,6 +167,19 @@ JsonView JsonView::operator[](std::string_view key) const {
   return found;
 }
 
+void JsonView::FieldsInto(const std::string_view* keys, JsonView* values, size_t n) const {
+  if (kind_ != Kind::kTape) {
+    for (size_t i = 0; i < n; ++i) values[i] = (*this)[keys[i]];
+    return;
+  }
+  if (TypeOf(tape()) != dom::element_type::OBJECT) return;
+  for (dom::key_value_pair field : dom::object(tape())) {
+    for (size_t i = 0; i < n; ++i) {
+      if (field.key == keys[i]) values[i] = FromTape(field.value);  // a duplicate key: the last
+    }
+  }
+}
+
 JsonView JsonView::At(std::initializer_list<std::string_view> path) const {
   JsonView at = *this;
   for (std::string_view key : path) at = at[key];

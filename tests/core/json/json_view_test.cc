@@ -96,6 +96,19 @@ TEST(JsonView, ReadsTheLastOfADuplicateKeyAndListsMembersInKeyOrderOnBoth) {
   }
 }
 
+TEST(JsonView, ReadsSeveralFieldsInOnePassAsOperatorIndexReadsEach) {
+  BothWays doc(R"({"uid":"1","kind":{"kind":"Pod"},"uid":"2","name":7})");
+  for (JsonView root : doc.views()) {
+    auto [uid, kind, missing, name] = root.Fields({"uid", "kind", "missing", "name"});
+    EXPECT_EQ(uid.string(), "2");
+    EXPECT_EQ(kind["kind"].string(), "Pod");
+    EXPECT_FALSE(missing.present());
+    EXPECT_EQ(name.integer(), 7);
+    auto [none] = root["name"].Fields({"uid"});
+    EXPECT_FALSE(none.present());
+  }
+}
+
 TEST(JsonView, FollowsAPointerThroughObjectsAndArraysWithEscapes) {
   BothWays doc(R"({"spec":{"template":{"spec":{"a/b":{"c~d":[10,{"e":"found"}]}}}}})");
   for (JsonView root : doc.views()) {
