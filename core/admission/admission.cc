@@ -138,10 +138,10 @@ AdmissionOutcome AdmissionOutcome::Allow(std::vector<std::string> warnings) {
   return o;
 }
 
-AdmissionOutcome AdmissionOutcome::Patch(json ops, std::vector<std::string> warnings) {
+AdmissionOutcome AdmissionOutcome::Patch(JsonPatch patch, std::vector<std::string> warnings) {
   AdmissionOutcome o;
   o.kind = Kind::kPatch;
-  o.patch = std::move(ops);
+  o.patch = std::move(patch);
   o.warnings = std::move(warnings);
   return o;
 }
@@ -173,11 +173,7 @@ std::string EncodeAdmissionResponse(const AdmissionRequest& request,
     case AdmissionOutcome::Kind::kAllow:
       break;
     case AdmissionOutcome::Kind::kPatch:
-      if (outcome.patch.is_array() && !outcome.patch.empty()) {
-        std::string text;
-        if (!AppendJson(outcome.patch, text)) text = outcome.patch.dump();
-        patch = Base64Encode(text);
-      }
+      if (!outcome.patch.empty()) patch = Base64Encode(outcome.patch.Text());
       break;
     case AdmissionOutcome::Kind::kDeny:
       allowed = false;

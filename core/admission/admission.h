@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/admission/json_patch.h"
 #include "core/json/json_tape.h"
 #include "core/json/json_view.h"
 #include "core/kube/group_version_kind.h"
@@ -71,13 +72,13 @@ struct AdmissionOutcome {
   enum class Kind { kAllow, kPatch, kDeny, kError };
 
   Kind kind = Kind::kAllow;
-  nlohmann::json patch = nlohmann::json::array();  // RFC 6902 operations, for kPatch
-  std::string message;                             // for kDeny and kError
-  int32_t code = 0;                                // HTTP-style status code, for kDeny
+  JsonPatch patch;      // RFC 6902 operations, for kPatch
+  std::string message;  // for kDeny and kError
+  int32_t code = 0;     // HTTP-style status code, for kDeny
   std::vector<std::string> warnings;
 
   static AdmissionOutcome Allow(std::vector<std::string> warnings = {});
-  static AdmissionOutcome Patch(nlohmann::json ops, std::vector<std::string> warnings = {});
+  static AdmissionOutcome Patch(JsonPatch patch, std::vector<std::string> warnings = {});
   static AdmissionOutcome Deny(int32_t code, std::string message,
                                std::vector<std::string> warnings = {});
   static AdmissionOutcome Fail(std::string message);

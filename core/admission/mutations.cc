@@ -18,10 +18,10 @@ std::string QuantityText(JsonView value) {
 }
 
 // Moves `swap.from` to `swap.to` in one resource list (limits or requests) of a container.
-void SwapInList(JsonView list, const Pointer& at, const ResourceSwap& swap, json& ops) {
+void SwapInList(JsonView list, const Pointer& at, const ResourceSwap& swap, JsonPatch& patch) {
   JsonView from = list[swap.from];
   if (!from.present()) return;
-  ops.push_back(PatchOperation("remove", at / swap.from));
+  patch.Remove(at / swap.from);
   JsonView to = list[swap.to];
   std::string quantity = QuantityText(from);
   if (to.present()) {
@@ -31,30 +31,31 @@ void SwapInList(JsonView list, const Pointer& at, const ResourceSwap& swap, json
     if (!a.ok() || !b.ok()) return;
     quantity = std::to_string(a.value() + b.value());
   }
-  ops.push_back(PatchOperation("add", at / swap.to, quantity));
+  patch.AddString(at / swap.to, quantity);
 }
 
-void SwapInResources(JsonView resources, const Pointer& at, const ResourceSwap& swap, json& ops) {
+void SwapInResources(JsonView resources, const Pointer& at, const ResourceSwap& swap,
+                     JsonPatch& patch) {
   if (!resources.is_object()) return;
   for (const char* section : {"limits", "requests"}) {
-    SwapInList(resources[section], at / section, swap, ops);
+    SwapInList(resources[section], at / section, swap, patch);
   }
 }
 
 void SwapInContainers(JsonView spec, const Pointer& spec_at, const char* field,
-                      const ResourceSwap& swap, json& ops) {
+                      const ResourceSwap& swap, JsonPatch& patch) {
   size_t i = 0;
   for (JsonView c : spec[field].Elements()) {
-    SwapInResources(c["resources"], spec_at / field / i++ / "resources", swap, ops);
+    SwapInResources(c["resources"], spec_at / field / i++ / "resources", swap, patch);
   }
 }
 
 // A custom workload's single container object at spec[field] (OME's `runner`).
 void SwapInNamedContainer(JsonView spec, const Pointer& spec_at, const std::string& field,
-                          const ResourceSwap& swap, json& ops) {
+                          const ResourceSwap& swap, JsonPatch& patch) {
   JsonView c = spec[field];
   if (!c.is_object()) return;
-  SwapInResources(c["resources"], spec_at / field / "resources", swap, ops);
+  SwapInResources(c["resources"], spec_at / field / "resources", swap, patch);
 }
 
 // The container named `name` in `spec` and where it is: an init or app container, or the
@@ -91,7 +92,7 @@ bool SaysCount(JsonView value, int64_t count) {
 // Sets one container's count (limits, and requests when they name the resource), creating the
 // missing resources/limits maps, and makes the same change to `spec` so later steps see it.
 void SetCount(json& spec, const Pointer& spec_at, const std::string& gpu_container,
-              const CountChange& change, json& ops) {
+              const CountChange& change, JsonPatch& patch) {
   Pointer at;
   json* c = FindContainer(spec, spec_at, gpu_container, change.container, at);
   if (c == nullptr) return;
@@ -99,59 +100,60 @@ void SetCount(json& spec, const Pointer& spec_at, const std::string& gpu_contain
   json& resources = (*c)["resources"];
   if (!resources.is_object()) {
     resources = {{"limits", {{change.resource, count}}}};
-    ops.push_back(PatchOperation("add", at / "resources", resources));
+    patch.Add(at / "resources", resources);
     return;
   }
   json& limits = resources["limits"];
   if (!limits.is_object()) {
     limits = {{change.resource, count}};
-    ops.push_back(PatchOperation("add", at / "resources" / "limits", limits));
+    patch.Add(at / "resources" / "limits", limits);
   } else if (!limits.contains(change.resource) ||
              !SaysCount(limits[change.resource], change.count)) {
     limits[change.resource] = count;
-    ops.push_back(PatchOperation("add", at / "resources" / "limits" / change.resource, count));
+    patch.AddString(at / "resources" / "limits" / change.resource, count);
   }
   auto requests = resources.find("requests");
   if (requests != resources.end() && requests->is_object() && requests->contains(change.resource) &&
       !SaysCount((*requests)[change.resource], change.count)) {
     (*requests)[change.resource] = count;
-    ops.push_back(PatchOperation("add", at / "resources" / "requests" / change.resource, count));
+    patch.AddString(at / "resources" / "requests" / change.resource, count);
   }
 }
 
 // The spec the swaps read: `spec` itself, or a copy in `counted` with the count changes made
 // (their ops appended), so that a count filled in is swapped too.
 JsonView WithCounts(JsonView spec, const PodSpecLocation& where,
-                    const std::vector<CountChange>& counts, json& counted, json& ops) {
+                    const std::vector<CountChange>& counts, json& counted, JsonPatch& patch) {
   if (counts.empty()) return spec;
   counted = spec.ToJson();
   for (const CountChange& change : counts) {
-    SetCount(counted, Pointer(where.spec), where.gpu_container, change, ops);
+    SetCount(counted, Pointer(where.spec), where.gpu_container, change, patch);
   }
   return counted;
 }
 
 // Adds the decision's nodeSelector entries the spec lacks, creating spec.nodeSelector whole when
 // it has none.
-void SetNodeSelector(JsonView spec, const Pointer& spec_at, const StringMap& wanted, json& ops) {
+void SetNodeSelector(JsonView spec, const Pointer& spec_at, const StringMap& wanted,
+                     JsonPatch& patch) {
   if (wanted.empty()) return;
   JsonView existing = spec["nodeSelector"];
   if (!existing.is_object()) {
     json map = json::object();
     for (const auto& [k, v] : wanted) map[k] = v;
-    ops.push_back(PatchOperation("add", spec_at / "nodeSelector", std::move(map)));
+    patch.Add(spec_at / "nodeSelector", std::move(map));
     return;
   }
   for (const auto& [k, v] : wanted) {
     JsonView have = existing[k];
     if (!have.is_string() || have.string() != v) {
-      ops.push_back(PatchOperation("add", spec_at / "nodeSelector" / k, v));
+      patch.AddString(spec_at / "nodeSelector" / k, v);
     }
   }
 }
 
 void SetAnnotations(JsonView object, const json::json_pointer& metadata_pointer,
-                    const Decision& decision, json& ops) {
+                    const Decision& decision, JsonPatch& patch) {
   if (decision.annotations.empty()) return;
   JsonView metadata = object.AtPointer(metadata_pointer);
   const Pointer metadata_at(metadata_pointer);
@@ -160,7 +162,7 @@ void SetAnnotations(JsonView object, const json::json_pointer& metadata_pointer,
     for (const auto& [k, v] : decision.annotations) {
       JsonView have = existing[k];
       if (!have.is_string() || have.string() != v) {
-        ops.push_back(PatchOperation("add", metadata_at / "annotations" / k, v));
+        patch.AddString(metadata_at / "annotations" / k, v);
       }
     }
     return;
@@ -169,46 +171,47 @@ void SetAnnotations(JsonView object, const json::json_pointer& metadata_pointer,
   json annotations = json::object();
   for (const auto& [k, v] : decision.annotations) annotations[k] = v;
   if (metadata.is_object()) {
-    ops.push_back(PatchOperation("add", metadata_at / "annotations", std::move(annotations)));
+    patch.Add(metadata_at / "annotations", std::move(annotations));
   } else {
-    ops.push_back(PatchOperation("add", metadata_at, {{"annotations", std::move(annotations)}}));
+    patch.Add(metadata_at, {{"annotations", std::move(annotations)}});
   }
 }
 
 // Adds `gate` to spec.schedulingGates: the whole list when the spec has none, else appended
 // when the list lacks it.
-void AddSchedulingGate(JsonView spec, const Pointer& spec_at, const std::string& gate, json& ops) {
+void AddSchedulingGate(JsonView spec, const Pointer& spec_at, const std::string& gate,
+                       JsonPatch& patch) {
   if (gate.empty()) return;
   json entry = {{"name", gate}};
   JsonView gates = spec["schedulingGates"];
   if (!gates.is_array()) {
-    ops.push_back(PatchOperation("add", spec_at / "schedulingGates", json::array({entry})));
+    patch.Add(spec_at / "schedulingGates", json::array({entry}));
     return;
   }
   for (JsonView g : gates.Elements()) {
     if (g["name"].string() == gate) return;
   }
-  ops.push_back(PatchOperation("add", spec_at / "schedulingGates" / "-", std::move(entry)));
+  patch.Add(spec_at / "schedulingGates" / "-", std::move(entry));
 }
 
 }  // namespace
 
 void AppendPatch(JsonView object, const PodSpecLocation& where, const Decision& decision,
-                 json& ops) {
+                 JsonPatch& patch) {
   json counted;
   const Pointer spec_at(where.spec);
-  JsonView spec = WithCounts(object.AtPointer(where.spec), where, decision.counts, counted, ops);
+  JsonView spec = WithCounts(object.AtPointer(where.spec), where, decision.counts, counted, patch);
   for (const ResourceSwap& swap : decision.swaps) {
-    SwapInContainers(spec, spec_at, "initContainers", swap, ops);
-    SwapInContainers(spec, spec_at, "containers", swap, ops);
+    SwapInContainers(spec, spec_at, "initContainers", swap, patch);
+    SwapInContainers(spec, spec_at, "containers", swap, patch);
     if (!where.gpu_container.empty()) {
-      SwapInNamedContainer(spec, spec_at, where.gpu_container, swap, ops);
+      SwapInNamedContainer(spec, spec_at, where.gpu_container, swap, patch);
     }
   }
-  SetNodeSelector(spec, spec_at, decision.node_selector, ops);
-  AddSchedulingGate(spec, spec_at, decision.scheduling_gate, ops);
-  SetAnnotations(object, where.metadata, decision, ops);
-  AppendPlacementPatch(object, where, decision, ops);
+  SetNodeSelector(spec, spec_at, decision.node_selector, patch);
+  AddSchedulingGate(spec, spec_at, decision.scheduling_gate, patch);
+  SetAnnotations(object, where.metadata, decision, patch);
+  AppendPlacementPatch(object, where, decision, patch);
 }
 
 }  // namespace gpuadmit

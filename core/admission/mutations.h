@@ -3,14 +3,15 @@
 // missing parent maps are created first, and an operation is emitted only when the object does
 // not already say what the decision wants, so a patched object yields no further operations.
 //
-//   nlohmann::json ops = nlohmann::json::array();
-//   AppendPatch(object, location, decision, ops);
+//   JsonPatch patch;
+//   AppendPatch(object, location, decision, patch);
 //
 // Thread safety: pure function.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include "core/admission/json_patch.h"
 #include "core/kube/workload.h"
 #include "core/plan/planner.h"
 
@@ -18,6 +19,6 @@ namespace gpuadmit {
 
 // Appends to `ops` the operations that make the pod spec at `where` in `object` match `decision`.
 void AppendPatch(JsonView object, const PodSpecLocation& where, const Decision& decision,
-                 nlohmann::json& ops);
+                 JsonPatch& patch);
 
 }  // namespace gpuadmit

@@ -4,7 +4,7 @@
 // a patch's paths are built and written once, so text is all they need.
 //
 //   PatchPath at = PatchPath(location.spec) / "containers" / 0 / "resources";
-//   ops.push_back(PatchOperation("remove", at / "limits" / "nvidia.com/gpu"));
+//   patch.Remove(at / "limits" / "nvidia.com/gpu");  // core/admission/json_patch.h
 //
 // Thread safety: a value type.
 #pragma once
@@ -48,16 +48,5 @@ class PatchPath {
  private:
   std::string text_;
 };
-
-// One RFC 6902 operation: "op" and "path", and "value" unless `op` is "remove". Built key by key
-// (an initializer list would copy every value once more).
-inline nlohmann::json PatchOperation(std::string_view op, const PatchPath& path,
-                                     nlohmann::json value = nullptr) {
-  nlohmann::json o(nlohmann::json::value_t::object);
-  o["op"] = op;
-  o["path"] = path.str();
-  if (op != "remove") o["value"] = std::move(value);
-  return o;
-}
 
 }  // namespace gpuadmit

@@ -17,8 +17,6 @@ constexpr const char* kRequired = "requiredDuringSchedulingIgnoredDuringExecutio
 constexpr const char* kPreferred = "preferredDuringSchedulingIgnoredDuringExecution";
 constexpr std::string_view kShmPath = "/dev/shm";
 
-json Add(const Pointer& path, json value) { return PatchOperation("add", path, std::move(value)); }
-
 json RequirementJson(const NodeSelectorRequirement& r) {
   json j = {{"key", r.key}, {"operator", r.op}};
   if (!r.values.empty()) j["values"] = r.values;
@@ -33,9 +31,8 @@ json Expressions(const std::vector<NodeSelectorRequirement>& requirements) {
 }
 
 // One "add" per element of `values`, appended to the list at `list` ("/-").
-void AppendEach(json& values, const Pointer& list, json& ops) {
-  std::transform(values.begin(), values.end(), std::back_inserter(ops),
-                 [&](json& v) { return Add(list / "-", std::move(v)); });
+void AppendEach(const json& values, const Pointer& list, JsonPatch& patch) {
+  for (const json& v : values) patch.Add(list / "-", v);
 }
 
 json PreferredJson(const PreferredTerm& t) {
@@ -78,16 +75,16 @@ bool IsEmptyTerm(JsonView term) {
   return term["matchExpressions"].size() == 0 && term["matchFields"].size() == 0;
 }
 
-void PatchRequired(JsonView node_affinity, const Pointer& at, const Decision& d, json& ops) {
+void PatchRequired(JsonView node_affinity, const Pointer& at, const Decision& d, JsonPatch& patch) {
   JsonView required = node_affinity[kRequired];
   JsonView terms = required["nodeSelectorTerms"];
   json one_term = json::array({{{"matchExpressions", Expressions(d.required)}}});
   if (!required.is_object()) {
-    ops.push_back(Add(at / kRequired, {{"nodeSelectorTerms", std::move(one_term)}}));
+    patch.Add(at / kRequired, {{"nodeSelectorTerms", std::move(one_term)}});
     return;
   }
   if (terms.size() == 0) {
-    ops.push_back(Add(at / kRequired / "nodeSelectorTerms", std::move(one_term)));
+    patch.Add(at / kRequired / "nodeSelectorTerms", std::move(one_term));
     return;
   }
   size_t i = 0;
@@ -101,10 +98,10 @@ void PatchRequired(JsonView node_affinity, const Pointer& at, const Decision& d,
     }
     if (missing.empty()) continue;
     if (!expressions.is_array()) {
-      ops.push_back(Add(term_at / "matchExpressions", std::move(missing)));
+      patch.Add(term_at / "matchExpressions", std::move(missing));
       continue;
     }
-    AppendEach(missing, term_at / "matchExpressions", ops);
+    AppendEach(missing, term_at / "matchExpressions", patch);
   }
 }
 
@@ -122,25 +119,26 @@ json MissingPreferred(JsonView preferred, const Decision& d) {
   return missing;
 }
 
-void PatchPreferred(JsonView node_affinity, const Pointer& at, const Decision& d, json& ops) {
+void PatchPreferred(JsonView node_affinity, const Pointer& at, const Decision& d,
+                    JsonPatch& patch) {
   JsonView preferred = node_affinity[kPreferred];
   json missing = MissingPreferred(preferred, d);
   if (missing.empty()) return;
   if (!preferred.is_array()) {
-    ops.push_back(Add(at / kPreferred, std::move(missing)));
+    patch.Add(at / kPreferred, std::move(missing));
     return;
   }
-  AppendEach(missing, at / kPreferred, ops);
+  AppendEach(missing, at / kPreferred, patch);
 }
 
-void PatchNodeAffinity(JsonView spec, const Pointer& spec_at, const Decision& d, json& ops) {
+void PatchNodeAffinity(JsonView spec, const Pointer& spec_at, const Decision& d, JsonPatch& patch) {
   if (d.required.empty() && d.preferred.empty()) return;
   JsonView affinity = spec["affinity"];
   JsonView node_affinity = affinity["nodeAffinity"];
   Pointer at = spec_at / "affinity" / "nodeAffinity";
   if (node_affinity.is_object()) {
-    if (!d.required.empty()) PatchRequired(node_affinity, at, d, ops);
-    if (!d.preferred.empty()) PatchPreferred(node_affinity, at, d, ops);
+    if (!d.required.empty()) PatchRequired(node_affinity, at, d, patch);
+    if (!d.preferred.empty()) PatchPreferred(node_affinity, at, d, patch);
     return;
   }
   // No nodeAffinity yet: one operation creates it whole.
@@ -151,9 +149,9 @@ void PatchNodeAffinity(JsonView spec, const Pointer& spec_at, const Decision& d,
   }
   if (!d.preferred.empty()) value[kPreferred] = MissingPreferred(JsonView(), d);
   if (affinity.is_object()) {
-    ops.push_back(Add(at, std::move(value)));
+    patch.Add(at, std::move(value));
   } else {
-    ops.push_back(Add(spec_at / "affinity", {{"nodeAffinity", std::move(value)}}));
+    patch.Add(spec_at / "affinity", {{"nodeAffinity", std::move(value)}});
   }
 }
 
@@ -172,7 +170,7 @@ bool SameToleration(JsonView existing, const Toleration& t) {
          existing["value"].string() == t.value && existing["effect"].string() == t.effect;
 }
 
-void PatchTolerations(JsonView spec, const Pointer& spec_at, const Decision& d, json& ops) {
+void PatchTolerations(JsonView spec, const Pointer& spec_at, const Decision& d, JsonPatch& patch) {
   JsonView existing = spec["tolerations"];
   auto list = existing.Elements();
   json missing = json::array();
@@ -183,10 +181,10 @@ void PatchTolerations(JsonView spec, const Pointer& spec_at, const Decision& d, 
   }
   if (missing.empty()) return;
   if (!existing.is_array()) {
-    ops.push_back(Add(spec_at / "tolerations", std::move(missing)));
+    patch.Add(spec_at / "tolerations", std::move(missing));
     return;
   }
-  AppendEach(missing, spec_at / "tolerations", ops);
+  AppendEach(missing, spec_at / "tolerations", patch);
 }
 
 bool AsksForGpus(JsonView container) {
@@ -204,7 +202,7 @@ bool MountsShm(JsonView container) {
                      [](JsonView m) { return m["mountPath"].string() == kShmPath; });
 }
 
-void PatchShm(JsonView spec, const PodSpecLocation& where, const Decision& d, json& ops) {
+void PatchShm(JsonView spec, const PodSpecLocation& where, const Decision& d, JsonPatch& patch) {
   if (d.shm_size.empty()) return;
   const Pointer spec_at(where.spec);
   std::vector<std::pair<Pointer, JsonView>> lacking;  // GPU containers without /dev/shm
@@ -227,17 +225,17 @@ void PatchShm(JsonView spec, const PodSpecLocation& where, const Decision& d, js
     json volume = {{"name", kShmVolumeName},
                    {"emptyDir", {{"medium", "Memory"}, {"sizeLimit", d.shm_size}}}};
     if (volumes.is_array()) {
-      ops.push_back(Add(spec_at / "volumes" / "-", std::move(volume)));
+      patch.Add(spec_at / "volumes" / "-", std::move(volume));
     } else {
-      ops.push_back(Add(spec_at / "volumes", json::array({std::move(volume)})));
+      patch.Add(spec_at / "volumes", json::array({std::move(volume)}));
     }
   }
   json mount = {{"name", kShmVolumeName}, {"mountPath", kShmPath}};
   for (const auto& [at, container] : lacking) {
     if (container["volumeMounts"].is_array()) {
-      ops.push_back(Add(at / "volumeMounts" / "-", mount));
+      patch.Add(at / "volumeMounts" / "-", mount);
     } else {
-      ops.push_back(Add(at / "volumeMounts", json::array({mount})));
+      patch.Add(at / "volumeMounts", json::array({mount}));
     }
   }
 }
@@ -245,13 +243,13 @@ void PatchShm(JsonView spec, const PodSpecLocation& where, const Decision& d, js
 }  // namespace
 
 void AppendPlacementPatch(JsonView object, const PodSpecLocation& where, const Decision& decision,
-                          json& ops) {
+                          JsonPatch& patch) {
   JsonView spec = object.AtPointer(where.spec);
   if (!spec.is_object()) return;
   const Pointer spec_at(where.spec);
-  PatchNodeAffinity(spec, spec_at, decision, ops);
-  PatchTolerations(spec, spec_at, decision, ops);
-  PatchShm(spec, where, decision, ops);
+  PatchNodeAffinity(spec, spec_at, decision, patch);
+  PatchTolerations(spec, spec_at, decision, patch);
+  PatchShm(spec, where, decision, patch);
 }
 
 }  // namespace gpuadmit

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/admission/json_patch.h"
 #include "core/kube/workload.h"
 #include "core/plan/planner.h"
 
@@ -32,6 +33,6 @@ inline constexpr std::string_view kShmVolumeName = "gpuadmit-shm";
 // Appends to `ops` what makes the pod spec at `where` in `object` carry `decision`'s node
 // affinity, tolerations and /dev/shm.
 void AppendPlacementPatch(JsonView object, const PodSpecLocation& where, const Decision& decision,
-                          nlohmann::json& ops);
+                          JsonPatch& patch);
 
 }  // namespace gpuadmit

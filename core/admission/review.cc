@@ -107,7 +107,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
   auto locations = FindPodSpecs(r.kind, object, policy.workloads);
   if (!locations.ok()) return AdmissionOutcome::Fail(locations.error().message);
 
-  json ops = json::array();
+  JsonPatch patch;
   std::vector<std::string> warnings;
   for (const PodSpecLocation& at : locations.value()) {
     if (r.operation == Operation::kUpdate) {
@@ -140,10 +140,10 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
       answer.decisions.Mark(DecisionPoint::kReviewDenied);
       return AdmissionOutcome::Deny(403, "gpuadmit: " + *d.deny, std::move(warnings));
     }
-    AppendPatch(object, at, d, ops);
+    AppendPatch(object, at, d, patch);
   }
-  if (ops.empty()) return AdmissionOutcome::Allow(std::move(warnings));
-  return AdmissionOutcome::Patch(std::move(ops), std::move(warnings));
+  if (patch.empty()) return AdmissionOutcome::Allow(std::move(warnings));
+  return AdmissionOutcome::Patch(std::move(patch), std::move(warnings));
 }
 
 }  // namespace

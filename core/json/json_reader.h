@@ -1,7 +1,8 @@
-// ParseJson: JSON text to nlohmann::json, for the request path and large inventories. RapidJSON's
-// SAX reader does the lexing (about 6x nlohmann's lexer on a 3 KB review) and UTF-8 validation;
-// the DOM is nlohmann's, as every other part of core/ expects. Nesting is bounded, and subtrees
-// no decision reads (metadata.managedFields, status) can be dropped while parsing.
+// ParseJson: JSON text to nlohmann::json, for whole documents: DecodeAdmissionReview (reviews the
+// tape does not take) and large inventories. RapidJSON's SAX reader does the lexing (about 6x
+// nlohmann's lexer on a 3 KB review) and UTF-8 validation; the DOM is nlohmann's. Nesting is
+// bounded, and subtrees no decision reads (metadata.managedFields, status) can be dropped while
+// parsing.
 //
 //   constexpr std::string_view kStatus[] = {"status"};
 //   constexpr JsonKeyPath kSkips[] = {kStatus};

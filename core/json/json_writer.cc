@@ -133,6 +133,13 @@ bool Append(const json& value, std::string& out) {
 
 }  // namespace
 
+bool AppendJsonString(std::string_view s, std::string& out) {
+  const size_t size = out.size();
+  if (AppendString(s, out)) return true;
+  out.resize(size);
+  return false;
+}
+
 bool AppendJson(const json& value, std::string& out) {
   const size_t size = out.size();
   out.reserve(size + 1024);  // a review's patch: one allocation, not ten doublings

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace gpuadmit {
 
@@ -19,5 +20,9 @@ namespace gpuadmit {
 // binary, leaves `out` as it was and returns false, for the caller to use dump() and its error
 // handling. Floating-point numbers are written by dump() itself.
 bool AppendJson(const nlohmann::json& value, std::string& out);
+
+// The same for one string, quoted and escaped as dump() writes it: false, with `out` as it was,
+// when `s` is not UTF-8.
+bool AppendJsonString(std::string_view s, std::string& out);
 
 }  // namespace gpuadmit

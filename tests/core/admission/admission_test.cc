@@ -103,15 +103,17 @@ TEST(EncodeAdmissionResponse, AllowEchoesApiVersionKindAndUidWithoutPatchFields)
 TEST(EncodeAdmissionResponse, PatchCarriesBase64OperationsAndPatchTypeTogether) {
   json ops =
       json::array({{{"op", "add"}, {"path", "/metadata/annotations"}, {"value", json::object()}}});
-  json out = json::parse(
-      EncodeAdmissionResponse(MinimalRequest(), AdmissionOutcome::Patch(ops), FailureMode::kOpen));
+  JsonPatch patch;
+  patch.Add(PatchPath() / "metadata" / "annotations", json::object());
+  json out = json::parse(EncodeAdmissionResponse(
+      MinimalRequest(), AdmissionOutcome::Patch(std::move(patch)), FailureMode::kOpen));
   EXPECT_EQ(out["response"]["patchType"], "JSONPatch");
   EXPECT_EQ(out["response"]["patch"], Base64Encode(ops.dump()));
 }
 
 TEST(EncodeAdmissionResponse, EmptyPatchIsAPlainAllow) {
-  json out = json::parse(EncodeAdmissionResponse(
-      MinimalRequest(), AdmissionOutcome::Patch(json::array()), FailureMode::kOpen));
+  json out = json::parse(
+      EncodeAdmissionResponse(MinimalRequest(), AdmissionOutcome::Patch({}), FailureMode::kOpen));
   EXPECT_FALSE(out["response"].contains("patch"));
   EXPECT_FALSE(out["response"].contains("patchType"));
 }

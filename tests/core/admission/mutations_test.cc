@@ -33,9 +33,9 @@ json Deployment(json template_metadata) {
 }
 
 json PatchFor(const json& object) {
-  json ops = json::array();
-  AppendPatch(object, Template(), Fallback(), ops);
-  return ops;
+  JsonPatch patch;
+  AppendPatch(object, Template(), Fallback(), patch);
+  return patch.ToJson();
 }
 
 TEST(AppendPatch, CreatesTheMetadataOfATemplateThatHasNone) {
@@ -80,9 +80,9 @@ PodSpecLocation PodSpec() {
 }
 
 json PatchOf(const json& object, const Decision& d) {
-  json ops = json::array();
-  AppendPatch(object, PodSpec(), d, ops);
-  return ops;
+  JsonPatch patch;
+  AppendPatch(object, PodSpec(), d, patch);
+  return patch.ToJson();
 }
 
 Decision CountTo(int64_t n, const char* container = "vllm") {
@@ -123,9 +123,9 @@ TEST(AppendPatchCounts, FindsInitContainersAndACustomWorkloadsRunner) {
   EXPECT_EQ(PatchOf(pod, CountTo(1, "warm"))[0]["path"], "/spec/initContainers/0/resources");
   PodSpecLocation at = PodSpec();
   at.gpu_container = "runner";
-  json ops = json::array();
-  AppendPatch(pod, at, CountTo(2, "ome"), ops);
-  EXPECT_EQ(ops, json::parse(R"([{"op":"add",
+  JsonPatch patch;
+  AppendPatch(pod, at, CountTo(2, "ome"), patch);
+  EXPECT_EQ(patch.ToJson(), json::parse(R"([{"op":"add",
       "path":"/spec/runner/resources/limits/nvidia.com~1gpu","value":"2"}])"));
   EXPECT_EQ(PatchOf(pod, CountTo(2, "absent")), json::array());
 }

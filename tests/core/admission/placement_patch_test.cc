@@ -34,12 +34,13 @@ json Pod(json spec) {
 
 // The ops for `d` on `object`; applies them and checks that patching the result gives none.
 json PatchOf(const json& object, const Decision& d, const PodSpecLocation& at = PodAt()) {
-  json ops = json::array();
-  AppendPlacementPatch(object, at, d, ops);
+  JsonPatch patch;
+  AppendPlacementPatch(object, at, d, patch);
+  json ops = patch.ToJson();
   json patched = object.patch(ops);
-  json again = json::array();
+  JsonPatch again;
   AppendPlacementPatch(patched, at, d, again);
-  EXPECT_EQ(again, json::array()) << "not idempotent after " << ops.dump();
+  EXPECT_EQ(again.ToJson(), json::array()) << "not idempotent after " << ops.dump();
   return ops;
 }
 
