@@ -13,11 +13,11 @@ void AppendValue(const json& value, std::string& out) {
   if (!AppendJson(value, out)) out += value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-void AppendString(std::string_view s, std::string& out) {
+}  // namespace
+
+void JsonPatch::AppendString(std::string_view s, std::string& out) {
   if (!AppendJsonString(s, out)) AppendValue(json(std::string(s)), out);
 }
-
-}  // namespace
 
 void JsonPatch::Begin(std::string_view op, const PatchPath& path) {
   if (size_++ > 0) {
@@ -42,6 +42,13 @@ void JsonPatch::AddString(const PatchPath& path, std::string_view value) {
   Begin("add", path);
   operations_ += R"(,"value":)";
   AppendString(value, operations_);
+  operations_ += '}';
+}
+
+void JsonPatch::AddText(const PatchPath& path, std::string_view json_text) {
+  Begin("add", path);
+  operations_ += R"(,"value":)";
+  operations_ += json_text;
   operations_ += '}';
 }
 

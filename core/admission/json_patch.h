@@ -26,6 +26,8 @@ class JsonPatch {
   void Add(const PatchPath& path, const nlohmann::json& value);
   // "add" of a string, written without building a JSON value for it.
   void AddString(const PatchPath& path, std::string_view value);
+  // "add" of a value already written as JSON text (with AppendString for its strings).
+  void AddText(const PatchPath& path, std::string_view json_text);
   void Remove(const PatchPath& path);
 
   size_t size() const { return size_; }
@@ -34,6 +36,10 @@ class JsonPatch {
   std::string Text() const { return "[" + operations_ + "]"; }
   // The same, parsed: for tests, and callers that read the operations back.
   nlohmann::json ToJson() const;
+
+  // Appends `s` as a JSON string, as the patch writes its strings (a byte that is not UTF-8
+  // becomes U+FFFD).
+  static void AppendString(std::string_view s, std::string& out);
 
  private:
   // Starts an operation: `{"op":"<op>","path":"<path>"`, after a comma when it is not the first.

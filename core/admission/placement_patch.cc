@@ -1,7 +1,6 @@
 #include "core/admission/placement_patch.h"
 
 #include <algorithm>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -17,30 +16,63 @@ constexpr const char* kRequired = "requiredDuringSchedulingIgnoredDuringExecutio
 constexpr const char* kPreferred = "preferredDuringSchedulingIgnoredDuringExecution";
 constexpr std::string_view kShmPath = "/dev/shm";
 
-json RequirementJson(const NodeSelectorRequirement& r) {
-  json j = {{"key", r.key}, {"operator", r.op}};
-  if (!r.values.empty()) j["values"] = r.values;
-  return j;
+// The node-affinity values are written as JSON text (keys in the order nlohmann's map would
+// give them): a placement writes several terms on every review.
+void AppendRequirement(const NodeSelectorRequirement& r, std::string& out) {
+  out += R"({"key":)";
+  JsonPatch::AppendString(r.key, out);
+  out += R"(,"operator":)";
+  JsonPatch::AppendString(r.op, out);
+  if (!r.values.empty()) {
+    out += R"(,"values":[)";
+    for (size_t i = 0; i < r.values.size(); ++i) {
+      if (i > 0) out += ',';
+      JsonPatch::AppendString(r.values[i], out);
+    }
+    out += ']';
+  }
+  out += '}';
 }
 
-json Expressions(const std::vector<NodeSelectorRequirement>& requirements) {
-  json list = json::array();
-  std::transform(requirements.begin(), requirements.end(), std::back_inserter(list),
-                 RequirementJson);
-  return list;
+// [requirement,...]
+void AppendExpressions(const std::vector<const NodeSelectorRequirement*>& requirements,
+                       std::string& out) {
+  out += '[';
+  for (size_t i = 0; i < requirements.size(); ++i) {
+    if (i > 0) out += ',';
+    AppendRequirement(*requirements[i], out);
+  }
+  out += ']';
 }
 
-// One "add" per element of `values`, appended to the list at `list` ("/-").
-void AppendEach(const json& values, const Pointer& list, JsonPatch& patch) {
-  for (const json& v : values) patch.Add(list / "-", v);
+std::vector<const NodeSelectorRequirement*> All(const std::vector<NodeSelectorRequirement>& list) {
+  std::vector<const NodeSelectorRequirement*> out;
+  for (const NodeSelectorRequirement& r : list) out.push_back(&r);
+  return out;
 }
 
-json PreferredJson(const PreferredTerm& t) {
-  return {{"weight", t.weight},
-          {"preference", {{"matchExpressions", Expressions(t.requirements)}}}};
+// [{"matchExpressions":[...]}]: the one required term of a pod that has none.
+std::string OneTerm(const std::vector<NodeSelectorRequirement>& required) {
+  std::string out = R"([{"matchExpressions":)";
+  AppendExpressions(All(required), out);
+  return out + "}]";
+}
+
+void AppendPreferred(const PreferredTerm& t, std::string& out) {
+  out += R"({"preference":{"matchExpressions":)";
+  AppendExpressions(All(t.requirements), out);
+  out += R"(},"weight":)";
+  out += std::to_string(t.weight);
+  out += '}';
 }
 
 // The same key, operator and set of values.
+bool SameValues(std::vector<std::string> have, std::vector<std::string> want) {
+  std::sort(have.begin(), have.end());
+  std::sort(want.begin(), want.end());
+  return have == want;
+}
+
 bool SameRequirement(JsonView e, const NodeSelectorRequirement& r) {
   if (e["key"].string() != r.key || e["operator"].string() != r.op) return false;
   std::vector<std::string> have;
@@ -48,10 +80,7 @@ bool SameRequirement(JsonView e, const NodeSelectorRequirement& r) {
     if (!v.is_string()) return false;
     have.emplace_back(v.string());
   }
-  std::vector<std::string> want = r.values;
-  std::sort(have.begin(), have.end());
-  std::sort(want.begin(), want.end());
-  return have == want;
+  return SameValues(std::move(have), r.values);
 }
 
 bool HasRequirement(JsonView expressions, const NodeSelectorRequirement& r) {
@@ -70,6 +99,18 @@ bool SameTerm(JsonView existing, const PreferredTerm& t) {
                      [&](const auto& r) { return HasRequirement(expressions, r); });
 }
 
+// SameTerm for a term this patch adds, as it will read once written.
+bool SameTerm(const PreferredTerm& added, const PreferredTerm& t) {
+  return added.weight == t.weight && added.requirements.size() == t.requirements.size() &&
+         std::all_of(t.requirements.begin(), t.requirements.end(), [&](const auto& r) {
+           return std::any_of(added.requirements.begin(), added.requirements.end(),
+                              [&](const NodeSelectorRequirement& a) {
+                                return a.key == r.key && a.op == r.op &&
+                                       SameValues(a.values, r.values);
+                              });
+         });
+}
+
 // A term with no requirement matches no node; ANDing into it would make it match some.
 bool IsEmptyTerm(JsonView term) {
   return term["matchExpressions"].size() == 0 && term["matchFields"].size() == 0;
@@ -78,13 +119,12 @@ bool IsEmptyTerm(JsonView term) {
 void PatchRequired(JsonView node_affinity, const Pointer& at, const Decision& d, JsonPatch& patch) {
   JsonView required = node_affinity[kRequired];
   JsonView terms = required["nodeSelectorTerms"];
-  json one_term = json::array({{{"matchExpressions", Expressions(d.required)}}});
   if (!required.is_object()) {
-    patch.Add(at / kRequired, {{"nodeSelectorTerms", std::move(one_term)}});
+    patch.AddText(at / kRequired, R"({"nodeSelectorTerms":)" + OneTerm(d.required) + "}");
     return;
   }
   if (terms.size() == 0) {
-    patch.Add(at / kRequired / "nodeSelectorTerms", std::move(one_term));
+    patch.AddText(at / kRequired / "nodeSelectorTerms", OneTerm(d.required));
     return;
   }
   size_t i = 0;
@@ -92,43 +132,64 @@ void PatchRequired(JsonView node_affinity, const Pointer& at, const Decision& d,
     Pointer term_at = at / kRequired / "nodeSelectorTerms" / i++;
     if (IsEmptyTerm(term)) continue;
     JsonView expressions = term["matchExpressions"];
-    json missing = json::array();
+    std::vector<const NodeSelectorRequirement*> missing;
     for (const NodeSelectorRequirement& r : d.required) {
-      if (!HasRequirement(expressions, r)) missing.push_back(RequirementJson(r));
+      if (!HasRequirement(expressions, r)) missing.push_back(&r);
     }
     if (missing.empty()) continue;
     if (!expressions.is_array()) {
-      patch.Add(term_at / "matchExpressions", std::move(missing));
+      std::string list;
+      AppendExpressions(missing, list);
+      patch.AddText(term_at / "matchExpressions", list);
       continue;
     }
-    AppendEach(missing, term_at / "matchExpressions", patch);
+    for (const NodeSelectorRequirement* r : missing) {
+      std::string one;
+      AppendRequirement(*r, one);
+      patch.AddText(term_at / "matchExpressions" / "-", one);
+    }
   }
 }
 
 // The terms of decision.preferred that `preferred` (the pod's list, or absent) lacks, once each.
-json MissingPreferred(JsonView preferred, const Decision& d) {
-  json missing = json::array();
+std::vector<const PreferredTerm*> MissingPreferred(JsonView preferred, const Decision& d) {
+  std::vector<const PreferredTerm*> missing;
   auto list = preferred.Elements();
   for (const PreferredTerm& t : d.preferred) {
-    auto same = [&](JsonView existing) { return SameTerm(existing, t); };
-    bool present = std::any_of(list.begin(), list.end(), same);
-    if (!present && std::none_of(missing.begin(), missing.end(), same)) {
-      missing.push_back(PreferredJson(t));
+    bool present = std::any_of(list.begin(), list.end(),
+                               [&](JsonView existing) { return SameTerm(existing, t); });
+    if (!present && std::none_of(missing.begin(), missing.end(),
+                                 [&](const PreferredTerm* added) { return SameTerm(*added, t); })) {
+      missing.push_back(&t);
     }
   }
   return missing;
 }
 
+// [term,...]
+std::string PreferredList(const std::vector<const PreferredTerm*>& terms) {
+  std::string out = "[";
+  for (size_t i = 0; i < terms.size(); ++i) {
+    if (i > 0) out += ',';
+    AppendPreferred(*terms[i], out);
+  }
+  return out + "]";
+}
+
 void PatchPreferred(JsonView node_affinity, const Pointer& at, const Decision& d,
                     JsonPatch& patch) {
   JsonView preferred = node_affinity[kPreferred];
-  json missing = MissingPreferred(preferred, d);
+  std::vector<const PreferredTerm*> missing = MissingPreferred(preferred, d);
   if (missing.empty()) return;
   if (!preferred.is_array()) {
-    patch.Add(at / kPreferred, std::move(missing));
+    patch.AddText(at / kPreferred, PreferredList(missing));
     return;
   }
-  AppendEach(missing, at / kPreferred, patch);
+  for (const PreferredTerm* t : missing) {
+    std::string one;
+    AppendPreferred(*t, one);
+    patch.AddText(at / kPreferred / "-", one);
+  }
 }
 
 void PatchNodeAffinity(JsonView spec, const Pointer& spec_at, const Decision& d, JsonPatch& patch) {
@@ -142,17 +203,26 @@ void PatchNodeAffinity(JsonView spec, const Pointer& spec_at, const Decision& d,
     return;
   }
   // No nodeAffinity yet: one operation creates it whole.
-  json value = json::object();
+  std::string value = "{";
+  if (!d.preferred.empty()) {
+    value += R"(")" + std::string(kPreferred) + R"(":)" + PreferredList(MissingPreferred({}, d));
+  }
   if (!d.required.empty()) {
-    value[kRequired] = {
-        {"nodeSelectorTerms", json::array({{{"matchExpressions", Expressions(d.required)}}})}};
+    if (value.size() > 1) value += ',';
+    value +=
+        R"(")" + std::string(kRequired) + R"(":{"nodeSelectorTerms":)" + OneTerm(d.required) + "}";
   }
-  if (!d.preferred.empty()) value[kPreferred] = MissingPreferred(JsonView(), d);
+  value += '}';
   if (affinity.is_object()) {
-    patch.Add(at, std::move(value));
+    patch.AddText(at, value);
   } else {
-    patch.Add(spec_at / "affinity", {{"nodeAffinity", std::move(value)}});
+    patch.AddText(spec_at / "affinity", R"({"nodeAffinity":)" + value + "}");
   }
+}
+
+// One "add" per element of `values`, appended to the list at `list` ("/-").
+void AppendEach(const json& values, const Pointer& list, JsonPatch& patch) {
+  for (const json& v : values) patch.Add(list / "-", v);
 }
 
 json TolerationJson(const Toleration& t) {
