@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/admission/patch_path.h"
+#include "core/plan/placement.h"
 
 namespace gpuadmit {
 namespace {
@@ -14,7 +15,6 @@ using Pointer = PatchPath;
 
 constexpr const char* kRequired = "requiredDuringSchedulingIgnoredDuringExecution";
 constexpr const char* kPreferred = "preferredDuringSchedulingIgnoredDuringExecution";
-constexpr std::string_view kShmPath = "/dev/shm";
 
 // The node-affinity values are written as JSON text (keys in the order nlohmann's map would
 // give them): a placement writes several terms on every review.
@@ -260,16 +260,10 @@ void PatchTolerations(JsonView spec, const Pointer& spec_at, const Decision& d, 
 bool AsksForGpus(JsonView container) {
   for (const char* section : {"limits", "requests"}) {
     for (const auto& [name, quantity] : container.At({"resources", section}).Members()) {
-      if (name.starts_with("nvidia.com/")) return true;
+      if (IsManagedResource(name)) return true;
     }
   }
   return false;
-}
-
-bool MountsShm(JsonView container) {
-  auto mounts = container["volumeMounts"].Elements();
-  return std::any_of(mounts.begin(), mounts.end(),
-                     [](JsonView m) { return m["mountPath"].string() == kShmPath; });
 }
 
 void PatchShm(JsonView spec, const PodSpecLocation& where, const Decision& d, JsonPatch& patch) {

@@ -160,6 +160,8 @@ JsonView JsonView::operator[](std::string_view key) const {
     return it == dom_->end() ? JsonView() : JsonView(*it);
   }
   if (kind_ != Kind::kTape || TypeOf(tape()) != dom::element_type::OBJECT) return {};
+  // FieldsInto's scan for one key, written out: through FieldsInto the review took 13% longer
+  // (BM_ReviewAsServed 10.3 -> 11.9 us), and this is the reader every other one calls.
   JsonView found;
   for (dom::key_value_pair field : dom::object(tape())) {
     if (field.key == key) found = FromTape(field.value);  // a duplicate key: the last

@@ -11,7 +11,6 @@ namespace {
 
 constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
 constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
-constexpr std::string_view kShmPath = "/dev/shm";
 
 bool ContainsIgnoringCase(std::string_view text, std::string_view part) {
   return std::search(text.begin(), text.end(), part.begin(), part.end(), [](char a, char b) {
@@ -35,12 +34,6 @@ std::string TolerationText(const Toleration& t) {
     s += "=" + t.value;
   }
   return s + ":" + (t.effect.empty() ? "*" : t.effect);
-}
-
-bool MountsShm(JsonView container) {
-  auto mounts = container["volumeMounts"].Elements();
-  return std::any_of(mounts.begin(), mounts.end(),
-                     [](JsonView m) { return m["mountPath"].string() == kShmPath; });
 }
 
 bool SomeGpuContainerLacksShm(const PodRequest& pod) {
@@ -221,6 +214,12 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
 }
 
 }  // namespace
+
+bool MountsShm(JsonView container) {
+  auto mounts = container["volumeMounts"].Elements();
+  return std::any_of(mounts.begin(), mounts.end(),
+                     [](JsonView m) { return m["mountPath"].string() == kShmPath; });
+}
 
 void PlanPlacement(const PodRequest& pod, const PlanContext& context, PlanState& state,
                    Decision& d) {

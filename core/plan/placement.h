@@ -6,9 +6,18 @@
 // Thread safety: pure function.
 #pragma once
 
+#include <string_view>
+
 #include "core/plan/planner.h"
 
 namespace gpuadmit {
+
+// Where the worker defaults mount the in-memory volume.
+inline constexpr std::string_view kShmPath = "/dev/shm";
+
+// True when `container` mounts a volume at kShmPath: the placement stage asks it of the pod, the
+// patch writer of each GPU container it would give one.
+bool MountsShm(JsonView container);
 
 void PlanPlacement(const PodRequest& pod, const PlanContext& context, PlanState& state,
                    Decision& decision);
