@@ -1,15 +1,35 @@
 #include "core/kube/requirements.h"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 
 #include "core/kube/quantity.h"
 
 namespace gpuadmit {
 namespace {
 
-void ReadList(JsonView list, std::string_view where, ResourceList& out,
-              std::vector<std::string>& warnings) {
+// cpu or memory as the scheduler counts it (milli-CPUs, bytes); nullopt when unreadable.
+std::optional<int64_t> ComputeQuantity(std::string_view resource, JsonView q) {
+  if (!q.is_string() && !q.is_number()) return std::nullopt;
+  auto milli = q.is_string() ? ParseQuantityMilli(q.string()) : ParseQuantityMilli(q.Dump());
+  if (!milli.ok()) return std::nullopt;
+  return resource[0] == 'c' ? milli.value() : milli.value() / 1000;
+}
+
+// One pass over a resource list: the managed resources into `out` (unreadable ones reported in
+// `warnings`), cpu and memory into `compute` and `has` (cpu first).
+void ReadList(JsonView list, std::string_view where, ResourceList& out, ComputeRequest& compute,
+              std::array<bool, 2>& has, std::vector<std::string>& warnings) {
   for (const auto& [resource, quantity] : list.Members()) {
+    if (resource == "cpu" || resource == "memory") {
+      if (auto v = ComputeQuantity(resource, quantity)) {
+        bool cpu = resource[0] == 'c';
+        (cpu ? compute.cpu_milli : compute.memory_bytes) = *v;
+        has[cpu ? 0 : 1] = true;
+      }
+      continue;
+    }
     if (!IsManagedResource(resource)) continue;
     if (!quantity.is_string() && !quantity.is_number_integer()) {
       warnings.push_back(std::string(where) + " " + std::string(resource) + " is not a quantity");
@@ -33,15 +53,19 @@ void ReadContainer(JsonView c, std::string_view field, size_t index, ContainerRo
   needs.index = index;
   needs.role = role;
   needs.name = std::string(c["name"].string());
-  std::string where = std::string("container \"") + needs.name + "\"";
   if (JsonView res = c["resources"]; res.is_object()) {
-    ReadList(res["limits"], where, needs.limits, out.warnings);
-    ReadList(res["requests"], where, needs.requests, out.warnings);
+    std::string where = std::string("container \"") + needs.name + "\"";
+    ComputeRequest limits, requests;
+    std::array<bool, 2> has_limit{}, has_request{};
+    ReadList(res["limits"], where, needs.limits, limits, has_limit, out.warnings);
+    ReadList(res["requests"], where, needs.requests, requests, has_request, out.warnings);
+    // A request defaults to its limit, resource by resource.
+    needs.compute = {has_request[0] ? requests.cpu_milli : limits.cpu_milli,
+                     has_request[1] ? requests.memory_bytes : limits.memory_bytes};
   }
   out.containers.push_back(std::move(needs));
 }
 
-// An init container with restartPolicy Always is a sidecar.
 ContainerRole RoleOf(JsonView c, bool init) {
   if (!init) return ContainerRole::kApp;
   return c["restartPolicy"].string() == "Always" ? ContainerRole::kSidecar : ContainerRole::kInit;
@@ -66,7 +90,6 @@ void ReadContainers(JsonView spec, const char* field, bool init, PodRequirements
   }
 }
 
-// A custom workload's single GPU container (OME's `runner`): an app container.
 void ReadNamedContainer(JsonView spec, std::string_view field, PodRequirements& out) {
   JsonView c = spec[field];
   if (c.is_null()) return;
@@ -77,53 +100,53 @@ void ReadNamedContainer(JsonView spec, std::string_view field, PodRequirements& 
   ReadContainer(c, field, 0, ContainerRole::kApp, out);
 }
 
-// The cpu (milli) and memory (bytes) of one resource list, as "cpu" and "memory"; unreadable
-// quantities are left out (the apiserver rejects them).
-void ReadComputeList(JsonView list, ResourceList& out) {
-  if (!list.is_object()) return;
-  for (const char* resource : {"cpu", "memory"}) {
-    JsonView q = list[resource];
-    if (!q.is_string() && !q.is_number()) continue;
-    auto milli = q.is_string() ? ParseQuantityMilli(q.string()) : ParseQuantityMilli(q.Dump());
-    if (!milli.ok()) continue;
-    out[resource] = resource[0] == 'c' ? milli.value() : milli.value() / 1000;
-  }
-}
-
-// A container's cpu and memory limits and requests.
-ContainerNeeds ComputeOf(JsonView c, ContainerRole role) {
-  ContainerNeeds needs;
-  needs.role = role;
-  JsonView res = c["resources"];
-  if (!res.is_object()) return needs;
-  ReadComputeList(res["limits"], needs.limits);
-  ReadComputeList(res["requests"], needs.requests);
-  return needs;
-}
-
-ComputeRequest ReadCompute(JsonView spec, std::string_view gpu_container) {
-  std::vector<ContainerNeeds> containers;
-  for (const char* field : {"initContainers", "containers"}) {
-    for (JsonView c : spec[field].Elements()) {
-      if (c.is_object()) containers.push_back(ComputeOf(c, RoleOf(c, field[0] == 'i')));
-    }
-  }
-  if (!gpu_container.empty()) {
-    JsonView c = spec[gpu_container];
-    if (c.is_object()) containers.push_back(ComputeOf(c, ContainerRole::kApp));
-  }
-  ResourceList overhead;
-  ReadComputeList(spec["overhead"], overhead);
-  ResourceList effective = EffectiveRequest(containers, overhead);
-  return {Get(effective, "cpu"), Get(effective, "memory")};
-}
-
 void AddInto(ResourceList& sum, const ResourceList& add) {
   for (const auto& [r, n] : add) sum[r] += n;
 }
 
 void MaxInto(ResourceList& max, const ResourceList& other) {
   for (const auto& [r, n] : other) max[r] = std::max(Get(max, r), n);
+}
+
+void AddInto(ComputeRequest& sum, const ComputeRequest& add) {
+  sum.cpu_milli += add.cpu_milli;
+  sum.memory_bytes += add.memory_bytes;
+}
+
+void MaxInto(ComputeRequest& max, const ComputeRequest& other) {
+  max.cpu_milli = std::max(max.cpu_milli, other.cpu_milli);
+  max.memory_bytes = std::max(max.memory_bytes, other.memory_bytes);
+}
+
+// The scheduler's rule for a pod's effective request (see EffectiveRequest), over either kind
+// of list: `need(c)` is container c's own request.
+template <typename List, typename Need>
+List Effective(const std::vector<ContainerNeeds>& containers, const List& overhead, Need need) {
+  List init_max{};
+  List sidecars{};
+  List apps{};
+  for (const ContainerNeeds& c : containers) {
+    switch (c.role) {
+      case ContainerRole::kInit: {
+        // A plain init container runs alongside the sidecars started before it.
+        List with_sidecars = sidecars;
+        AddInto(with_sidecars, need(c));
+        MaxInto(init_max, with_sidecars);
+        break;
+      }
+      case ContainerRole::kSidecar:
+        AddInto(sidecars, need(c));
+        MaxInto(init_max, sidecars);
+        break;
+      case ContainerRole::kApp:
+        AddInto(apps, need(c));
+        break;
+    }
+  }
+  AddInto(apps, sidecars);
+  MaxInto(apps, init_max);
+  AddInto(apps, overhead);
+  return apps;
 }
 
 }  // namespace
@@ -153,39 +176,20 @@ PodRequirements ReadPodRequirements(JsonView pod_spec, std::string_view gpu_cont
   ReadContainers(pod_spec, "initContainers", true, out);
   ReadContainers(pod_spec, "containers", false, out);
   if (!gpu_container.empty()) ReadNamedContainer(pod_spec, gpu_container, out);
-  ReadList(pod_spec["overhead"], "overhead", out.overhead, out.warnings);
+  ComputeRequest overhead;
+  std::array<bool, 2> has_overhead{};
+  ReadList(pod_spec["overhead"], "overhead", out.overhead, overhead, has_overhead, out.warnings);
   out.effective = EffectiveRequest(out.containers, out.overhead);
-  out.compute = ReadCompute(pod_spec, gpu_container);
+  out.compute =
+      Effective(out.containers, overhead,
+                [](const ContainerNeeds& c) -> const ComputeRequest& { return c.compute; });
   return out;
 }
 
 ResourceList EffectiveRequest(const std::vector<ContainerNeeds>& containers,
                               const ResourceList& overhead) {
-  ResourceList init_max;
-  ResourceList sidecars;
-  ResourceList apps;
-  for (const ContainerNeeds& c : containers) {
-    ResourceList need = c.Effective();
-    switch (c.role) {
-      case ContainerRole::kInit: {
-        // A plain init container runs alongside the sidecars started before it.
-        ResourceList with_sidecars = sidecars;
-        AddInto(with_sidecars, need);
-        MaxInto(init_max, with_sidecars);
-        break;
-      }
-      case ContainerRole::kSidecar:
-        AddInto(sidecars, need);
-        MaxInto(init_max, sidecars);
-        break;
-      case ContainerRole::kApp:
-        AddInto(apps, need);
-        break;
-    }
-  }
-  AddInto(apps, sidecars);
-  MaxInto(apps, init_max);
-  AddInto(apps, overhead);
+  ResourceList apps =
+      Effective(containers, overhead, [](const ContainerNeeds& c) { return c.Effective(); });
   std::erase_if(apps, [](const auto& entry) { return entry.second == 0; });
   return apps;
 }

@@ -28,6 +28,14 @@ bool IsManagedResource(std::string_view resource);
 
 enum class ContainerRole { kInit, kSidecar, kApp };
 
+// cpu and memory: what the scheduler's NodeResourcesFit checks besides extended resources, and
+// what a node must still have for a GPU placement to be one the scheduler can follow.
+struct ComputeRequest {
+  int64_t cpu_milli = 0;  // thousandths of a CPU
+  int64_t memory_bytes = 0;
+  bool operator==(const ComputeRequest&) const = default;
+};
+
 struct ContainerNeeds {
   std::string name;
   ContainerRole role = ContainerRole::kApp;
@@ -38,14 +46,7 @@ struct ContainerNeeds {
   ResourceList limits;
   ResourceList requests;           // as written; see Effective() for the defaulted value
   ResourceList Effective() const;  // requests, each defaulting to its limit
-};
-
-// cpu and memory: what the scheduler's NodeResourcesFit checks besides extended resources, and
-// what a node must still have for a GPU placement to be one the scheduler can follow.
-struct ComputeRequest {
-  int64_t cpu_milli = 0;  // thousandths of a CPU
-  int64_t memory_bytes = 0;
-  bool operator==(const ComputeRequest&) const = default;
+  ComputeRequest compute;          // its cpu and memory request, each defaulting to its limit
 };
 
 struct PodRequirements {
