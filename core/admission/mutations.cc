@@ -152,8 +152,8 @@ void SetNodeSelector(JsonView spec, const Pointer& spec_at, const StringMap& wan
   }
 }
 
-void SetAnnotations(JsonView object, const json::json_pointer& metadata_pointer,
-                    const Decision& decision, JsonPatch& patch) {
+void SetAnnotations(JsonView object, const std::string& metadata_pointer, const Decision& decision,
+                    JsonPatch& patch) {
   if (decision.annotations.empty()) return;
   JsonView metadata = object.AtPointer(metadata_pointer);
   const Pointer metadata_at(metadata_pointer);

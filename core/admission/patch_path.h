@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstddef>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,7 +19,8 @@ namespace gpuadmit {
 class PatchPath {
  public:
   PatchPath() = default;  // the whole document: ""
-  explicit PatchPath(const nlohmann::json::json_pointer& pointer) : text_(pointer.to_string()) {}
+  // From the text of an RFC 6901 pointer, tokens already escaped ("/spec/template/spec").
+  explicit PatchPath(std::string_view pointer) : text_(pointer) {}
 
   // This path with one more object key (escaped) or array index.
   PatchPath operator/(std::string_view token) const {

@@ -198,9 +198,9 @@ JsonView JsonView::operator[](size_t index) const {
   return FromTape(element);
 }
 
-JsonView JsonView::AtPointer(const json::json_pointer& pointer) const {
-  const std::string text = pointer.to_string();
-  std::string_view rest = text;
+JsonView JsonView::AtPointer(std::string_view pointer) const {
+  if (!pointer.empty() && pointer.front() != '/') return {};
+  std::string_view rest = pointer;
   std::string buffer;
   JsonView at = *this;
   while (!rest.empty() && at.present()) {

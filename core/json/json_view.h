@@ -83,7 +83,8 @@ class JsonView {
   JsonView operator[](size_t index) const;
   // The value at an RFC 6901 pointer ("/spec/template"; "" is this value), descending objects by
   // key and arrays by index; absent when nothing is there.
-  JsonView AtPointer(const nlohmann::json::json_pointer& pointer) const;
+  // A text that is not a pointer (not "" and not starting with "/") finds nothing.
+  JsonView AtPointer(std::string_view pointer) const;
 
   // The text of a string, "" for anything else.
   std::string_view string() const;

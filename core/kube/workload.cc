@@ -38,11 +38,11 @@ const KnownKind* Lookup(const GroupVersionKind& kind) {
   return it == std::end(kKnownKinds) ? nullptr : it;
 }
 
-// A JSON pointer from the policy; nullopt when it is not one (ParsePolicy rejects those, but a
-// Policy built in code may carry anything).
-std::optional<Pointer> PointerOf(const std::string& text) {
+// A JSON pointer from the policy, as its text; nullopt when it is not one (ParsePolicy rejects
+// those, but a Policy built in code may carry anything).
+std::optional<std::string> PointerOf(const std::string& text) {
   try {
-    return Pointer(text);
+    return Pointer(text).to_string();
   } catch (const json::exception&) {
     return std::nullopt;
   }
@@ -60,7 +60,7 @@ Result<std::vector<PodSpecLocation>> FindCustomPodSpecs(const GroupVersionKind& 
     JsonView value = object.AtPointer(*spec);
     if (!value.present()) continue;
     if (!value.is_object()) {
-      return Error{kind.kind + " " + spec->to_string() + " is not an object"};
+      return Error{kind.kind + " " + *spec + " is not an object"};
     }
     PodSpecLocation at;
     at.spec = std::move(*spec);
@@ -100,14 +100,13 @@ Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind, 
   if (workload != nullptr) return FindCustomPodSpecs(kind, object, *workload);
 
   PodSpecLocation at;
-  Pointer base(std::string(known->template_path));
-  at.spec = base / "spec";
-  at.metadata = base / "metadata";
+  at.spec = std::string(known->template_path) + "/spec";
+  at.metadata = std::string(known->template_path) + "/metadata";
   at.is_pod = known->template_path.empty();
   JsonView spec = object.AtPointer(at.spec);
   if (!spec.present()) return std::vector<PodSpecLocation>{};
   if (!spec.is_object()) {
-    return Error{kind.kind + " " + at.spec.to_string() + " is not an object"};
+    return Error{kind.kind + " " + at.spec + " is not an object"};
   }
   return std::vector<PodSpecLocation>{std::move(at)};
 }

@@ -9,7 +9,6 @@
 // Thread safety: pure functions.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,10 +34,11 @@ struct CustomWorkload {
   bool operator==(const CustomWorkload&) const = default;
 };
 
+// The pointers are RFC 6901 text, tokens escaped: what JsonView::AtPointer reads and PatchPath
+// writes.
 struct PodSpecLocation {
-  nlohmann::json::json_pointer spec;  // e.g. /spec/template/spec
-  nlohmann::json::json_pointer
-      metadata;               // the pod (template) metadata, e.g. /spec/template/metadata
+  std::string spec;           // e.g. /spec/template/spec
+  std::string metadata;       // the pod (template) metadata, e.g. /spec/template/metadata
   bool is_pod = false;        // a Pod object, not a template
   std::string gpu_container;  // a custom workload's single-container field; "" for none
 };

@@ -16,10 +16,7 @@ Decision Fallback() {
   return d;
 }
 
-PodSpecLocation Template() {
-  return {json::json_pointer("/spec/template/spec"), json::json_pointer("/spec/template/metadata"),
-          false};
-}
+PodSpecLocation Template() { return {"/spec/template/spec", "/spec/template/metadata", false}; }
 
 json Deployment(json template_metadata) {
   json d = {{"spec",
@@ -75,9 +72,7 @@ TEST(AppendPatch, AContainerAskingForBothProfilesNowAsksForTheirSum) {
 // A Pod whose containers are given; its spec is at /spec.
 json PodWith(json containers) { return {{"spec", {{"containers", std::move(containers)}}}}; }
 
-PodSpecLocation PodSpec() {
-  return {json::json_pointer("/spec"), json::json_pointer("/metadata"), true};
-}
+PodSpecLocation PodSpec() { return {"/spec", "/metadata", true}; }
 
 json PatchOf(const json& object, const Decision& d) {
   JsonPatch patch;
@@ -193,7 +188,7 @@ namespace {
 
 TEST(PatchPath, WritesWhatJsonPointerWritesForTheSameTokens) {
   nlohmann::json::json_pointer spec("/spec/template/spec");
-  PatchPath at = PatchPath(spec) / "containers" / size_t{3} / "resources" / "limits" /
+  PatchPath at = PatchPath(spec.to_string()) / "containers" / size_t{3} / "resources" / "limits" /
                  "nvidia.com/mig-1g.10gb" / "a~b" / "";
   nlohmann::json::json_pointer same =
       spec / "containers" / "3" / "resources" / "limits" / "nvidia.com/mig-1g.10gb" / "a~b" / "";

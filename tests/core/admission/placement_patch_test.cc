@@ -19,9 +19,7 @@ NodeSelectorRequirement Host(const std::string& node) {
   return {"kubernetes.io/hostname", "In", {node}, false};
 }
 
-PodSpecLocation PodAt() {
-  return {json::json_pointer("/spec"), json::json_pointer("/metadata"), true};
-}
+PodSpecLocation PodAt() { return {"/spec", "/metadata", true}; }
 
 json Pod(json spec) {
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "p"}}}};
@@ -172,8 +170,7 @@ TEST(PlacementPatch, ACustomWorkloadsGpuContainerGetsTheMountToo) {
       {"spec",
        {{"engine",
          {{"runner", {{"name", "r"}, {"resources", {{"limits", {{"nvidia.com/gpu", "4"}}}}}}}}}}}};
-  PodSpecLocation at{json::json_pointer("/spec/engine"), json::json_pointer("/metadata"), false,
-                     "runner"};
+  PodSpecLocation at{"/spec/engine", "/metadata", false, "runner"};
   Decision d;
   d.shm_size = "8Gi";
   json ops = PatchOf(object, d, at);
@@ -184,8 +181,7 @@ TEST(PlacementPatch, ACustomWorkloadsGpuContainerGetsTheMountToo) {
 
 TEST(PlacementPatch, TemplatesArePatchedInTheirTemplate) {
   json deployment = {{"spec", {{"template", {{"spec", Pod({})["spec"]}}}}}};
-  PodSpecLocation at{json::json_pointer("/spec/template/spec"),
-                     json::json_pointer("/spec/template/metadata"), false};
+  PodSpecLocation at{"/spec/template/spec", "/spec/template/metadata", false};
   Decision d = Preferred("x");
   d.tolerations = {{"nvidia.com/gpu", "Exists", "", "NoSchedule"}};
   json ops = PatchOf(deployment, d, at);

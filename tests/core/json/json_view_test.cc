@@ -112,13 +112,13 @@ TEST(JsonView, ReadsSeveralFieldsInOnePassAsOperatorIndexReadsEach) {
 TEST(JsonView, FollowsAPointerThroughObjectsAndArraysWithEscapes) {
   BothWays doc(R"({"spec":{"template":{"spec":{"a/b":{"c~d":[10,{"e":"found"}]}}}}})");
   for (JsonView root : doc.views()) {
-    EXPECT_EQ(root.AtPointer(json::json_pointer("/spec/template/spec/a~1b/c~0d/1/e")).string(),
-              "found");
-    EXPECT_EQ(root.AtPointer(json::json_pointer("/spec/template/spec/a~1b/c~0d/0")).integer(), 10);
-    EXPECT_FALSE(root.AtPointer(json::json_pointer("/spec/template/spec/a~1b/c~0d/2")).present());
-    EXPECT_FALSE(root.AtPointer(json::json_pointer("/spec/template/spec/a~1b/c~0d/01")).present());
-    EXPECT_FALSE(root.AtPointer(json::json_pointer("/spec/nothing")).present());
-    EXPECT_TRUE(root.AtPointer(json::json_pointer("")).is_object());
+    EXPECT_EQ(root.AtPointer("/spec/template/spec/a~1b/c~0d/1/e").string(), "found");
+    EXPECT_EQ(root.AtPointer("/spec/template/spec/a~1b/c~0d/0").integer(), 10);
+    EXPECT_FALSE(root.AtPointer("/spec/template/spec/a~1b/c~0d/2").present());
+    EXPECT_FALSE(root.AtPointer("/spec/template/spec/a~1b/c~0d/01").present());
+    EXPECT_FALSE(root.AtPointer("/spec/nothing").present());
+    EXPECT_TRUE(root.AtPointer("").is_object());
+    EXPECT_FALSE(root.AtPointer("spec").present());  // not a pointer: no leading "/"
   }
 }
 

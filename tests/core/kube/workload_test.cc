@@ -17,7 +17,7 @@ std::vector<std::string> SpecPaths(const std::string& fixture) {
   EXPECT_TRUE(found.ok()) << fixture;
   std::vector<std::string> paths;
   for (const PodSpecLocation& at : found.value()) {
-    paths.push_back(at.spec.to_string() + " " + at.metadata.to_string());
+    paths.push_back(at.spec + " " + at.metadata);
   }
   return paths;
 }
@@ -70,7 +70,7 @@ TEST(FindPodSpecs, FindsEveryPodSpecOfACustomWorkloadThePolicyNames) {
   ASSERT_TRUE(found.ok());
   std::vector<std::string> paths;
   for (const PodSpecLocation& at : found.value()) {
-    paths.push_back(at.spec.to_string() + " " + at.metadata.to_string() + " " + at.gpu_container +
+    paths.push_back(at.spec + " " + at.metadata + " " + at.gpu_container +
                     (at.is_pod ? " pod" : ""));
   }
   EXPECT_EQ(paths, std::vector<std::string>(
@@ -90,7 +90,7 @@ TEST(FindPodSpecs, ACustomWorkloadMatchesOnGroupAndKindInAnyVersion) {
   const CustomWorkload pods[] = {{"", "Pod", {"/spec/x"}, "", "/metadata"}};
   auto pod = FindPodSpecs({"", "v1", "Pod"}, json{{"spec", json::object()}}, pods);
   ASSERT_EQ(pod.value().size(), 1u);
-  EXPECT_EQ(pod.value()[0].spec.to_string(), "/spec");
+  EXPECT_EQ(pod.value()[0].spec, "/spec");
 }
 
 TEST(FindPodSpecs, ACustomPodSpecThatIsNotAnObjectOrABadPointerIsAnError) {
