@@ -298,17 +298,26 @@ std::vector<JsonView::Member> JsonView::Members() const {
     dom::object object(tape());
     members.reserve(object.size());
     for (dom::key_value_pair field : object) members.push_back({field.key, FromTape(field.value)});
-    // Key order, and of a duplicate key only its last occurrence, as nlohmann keeps it.
-    std::stable_sort(members.begin(), members.end(),
-                     [](const Member& a, const Member& b) { return a.key < b.key; });
-    auto last = [](const Member& a, const Member& b) { return a.key == b.key; };
-    std::vector<Member> unique;
-    unique.reserve(members.size());
-    for (size_t i = 0; i < members.size(); ++i) {
-      if (i + 1 < members.size() && last(members[i], members[i + 1])) continue;
-      unique.push_back(members[i]);
+    // Key order, and of a duplicate key only its last occurrence, as nlohmann keeps it. Both in
+    // place: most objects have a handful of keys, which an insertion sort (stable) orders with
+    // no buffer; std::stable_sort would allocate one.
+    auto before = [](const Member& a, const Member& b) { return a.key < b.key; };
+    if (members.size() > 32) {
+      std::stable_sort(members.begin(), members.end(), before);
+    } else {
+      for (size_t i = 1; i < members.size(); ++i) {
+        Member m = members[i];
+        size_t j = i;
+        for (; j > 0 && before(m, members[j - 1]); --j) members[j] = members[j - 1];
+        members[j] = m;
+      }
     }
-    return unique;
+    size_t kept = 0;
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (i + 1 < members.size() && members[i].key == members[i + 1].key) continue;
+      members[kept++] = members[i];
+    }
+    members.resize(kept);
   }
   return members;
 }

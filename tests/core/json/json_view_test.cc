@@ -96,6 +96,22 @@ TEST(JsonView, ReadsTheLastOfADuplicateKeyAndListsMembersInKeyOrderOnBoth) {
   }
 }
 
+// Over 32 keys the tape's members are ordered by another sort: the same order and the same
+// last-of-a-duplicate as nlohmann's map.
+TEST(JsonView, ListsTheMembersOfALargeObjectAsNlohmannDoes) {
+  std::string text = "{";
+  for (int i = 40; i-- > 0;)
+    text += "\"k" + std::to_string(i % 37) + "\":" + std::to_string(i) + ",";
+  text.back() = '}';
+  BothWays doc(text);
+  std::vector<std::vector<std::string>> listed;
+  for (JsonView root : doc.views()) listed.push_back(Listed(root));
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].size(), 37u);
+  EXPECT_EQ(listed[0].front(), "k0=0");  // k0 is written for i = 37 and i = 0: the last wins
+  EXPECT_EQ(listed[1], listed[0]);
+}
+
 TEST(JsonView, ReadsSeveralFieldsInOnePassAsOperatorIndexReadsEach) {
   BothWays doc(R"({"uid":"1","kind":{"kind":"Pod"},"uid":"2","name":7})");
   for (JsonView root : doc.views()) {
