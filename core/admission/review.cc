@@ -132,8 +132,11 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
     plan.explain = context.explain;
     Decision d =
         reserve ? PlanAndReserve(r, at, pod, context, *context.reservations) : Plan(pod, plan);
-    answer.trail.insert(answer.trail.end(), d.trail.begin(), d.trail.end());
-    warnings.insert(warnings.end(), d.warnings.begin(), d.warnings.end());
+    // Moved: the patch below reads neither.
+    answer.trail.insert(answer.trail.end(), std::make_move_iterator(d.trail.begin()),
+                        std::make_move_iterator(d.trail.end()));
+    warnings.insert(warnings.end(), std::make_move_iterator(d.warnings.begin()),
+                    std::make_move_iterator(d.warnings.end()));
     answer.decisions.Add(std::move(d.tally));
     if (!d.node.empty()) answer.node += (answer.node.empty() ? "" : "; ") + d.node;
     if (d.deny) {

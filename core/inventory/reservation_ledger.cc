@@ -7,16 +7,16 @@ namespace gpuadmit {
 
 void ReservationLedger::Count(const Entry& entry, int sign) {
   for (const Claim& c : entry.claims) {
-    auto key = std::make_pair(c.node, c.resource);
-    int64_t& total = totals_[key];
-    total += sign * c.count;
-    if (total == 0) totals_.erase(key);
+    auto it = totals_.find(std::pair<std::string_view, std::string_view>(c.node, c.resource));
+    if (it == totals_.end()) it = totals_.emplace(std::make_pair(c.node, c.resource), 0).first;
+    it->second += sign * c.count;
+    if (it->second == 0) totals_.erase(it);
   }
 }
 
 int64_t ReservationLedger::Reserved(std::string_view node, std::string_view resource,
                                     std::string_view except_key) const {
-  auto it = totals_.find(std::make_pair(std::string(node), std::string(resource)));
+  auto it = totals_.find(std::pair<std::string_view, std::string_view>(node, resource));
   int64_t total = it == totals_.end() ? 0 : it->second;
   if (!except_key.empty()) {
     if (auto own = entries_.find(except_key); own != entries_.end()) {

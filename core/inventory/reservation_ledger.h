@@ -20,6 +20,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpuadmit {
@@ -80,12 +81,23 @@ class ReservationLedger {
     TimePoint expires;
   };
 
+  // Orders (node, resource) keys as std::pair does, and finds one from a pair of views: a read
+  // on the request path builds no strings.
+  struct NodeResourceLess {
+    using is_transparent = void;
+    using View = std::pair<std::string_view, std::string_view>;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return View(a.first, a.second) < View(b.first, b.second);
+    }
+  };
+
   void Count(const Entry& entry, int sign);
 
   std::chrono::steady_clock::duration ttl_;
   std::map<std::string, Entry, std::less<>> entries_;
   // (node, resource) -> devices reserved, for O(log n) reads on the request path.
-  std::map<std::pair<std::string, std::string>, int64_t, std::less<>> totals_;
+  std::map<std::pair<std::string, std::string>, int64_t, NodeResourceLess> totals_;
 };
 
 // A ReservationLedger seen as the Reservations a plan consults, for single-threaded users:

@@ -171,9 +171,11 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
   NodeSelectorRequirement pin{std::string(kHostnameLabel), "In", {host}, false};
   bool required = placement.affinity == AffinityMode::kRequired;
   if (required) {
-    d.required.push_back(pin);
+    d.required.push_back(std::move(pin));
   } else {
-    d.preferred.push_back({placement.preferred_weight, {pin}});
+    PreferredTerm& term = d.preferred.emplace_back();
+    term.weight = placement.preferred_weight;
+    term.requirements.push_back(std::move(pin));  // moved: a braced list would copy it
   }
   // The devices are counted on the node the pod is steered to, replacing what an earlier
   // stage counted elsewhere, so the reservation and the affinity agree.
