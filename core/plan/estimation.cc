@@ -23,9 +23,9 @@ std::string Lower(std::string s) {
 std::optional<std::pair<std::string, std::string>> InputWithKey(const PodRequest& pod,
                                                                 const Policy& policy,
                                                                 std::string_view name) {
-  const StringMap::value_type* entry = pod.InputEntry(policy, name);
+  const ViewMap::value_type* entry = pod.InputEntry(policy, name);
   if (entry == nullptr) return std::nullopt;
-  return std::make_pair(entry->first, entry->second);
+  return std::make_pair(std::string(entry->first), std::string(entry->second));
 }
 
 // The containers whose command lines say how an inference server runs: the app containers that
@@ -114,7 +114,9 @@ void PlanCounts(const PodRequest& pod, const Policy& policy, const std::vector<s
   Parallelism from_inputs = ParallelismFromInputs(
       [&](std::string_view name) -> std::optional<std::pair<std::string, std::string>> {
         for (const auto& [key, entry] : inputs) {
-          if (key == name) return std::make_pair(entry->first, entry->second);
+          if (key == name) {
+            return std::make_pair(std::string(entry->first), std::string(entry->second));
+          }
         }
         return std::nullopt;
       });

@@ -11,8 +11,8 @@
 namespace gpuadmit {
 namespace {
 
-StringMap StringsOf(JsonView metadata, const char* field) {
-  StringMap out;
+ViewMap StringsOf(JsonView metadata, const char* field) {
+  ViewMap out;
   for (const auto& [k, v] : metadata[field].Members()) {
     if (v.is_string()) out.emplace_hint(out.end(), k, v.string());  // Members() come in key order
   }
@@ -25,7 +25,7 @@ StringMap StringsOf(JsonView metadata, const char* field) {
 // from lower_bound(prefix): nothing is built to find them.
 template <typename Visit>
 void VisitInputs(const PodRequest& pod, const Policy& policy, Visit&& visit) {
-  auto run = [&visit](const StringMap& map, std::string_view prefix) {
+  auto run = [&visit](const ViewMap& map, std::string_view prefix) {
     for (auto it = map.lower_bound(prefix); it != map.end(); ++it) {
       std::string_view k = it->first;
       if (!k.starts_with(prefix)) break;
@@ -37,7 +37,7 @@ void VisitInputs(const PodRequest& pod, const Policy& policy, Visit&& visit) {
     return false;
   };
   constexpr std::string_view kAlias = "gpu-autoscaler.io";  // seed 002's keys, read as aliases
-  for (const StringMap* map : {&pod.annotations, &pod.labels}) {
+  for (const ViewMap* map : {&pod.annotations, &pod.labels}) {
     if (run(*map, policy.annotation_prefix)) return;
     if (policy.annotation_prefix != kAlias && run(*map, kAlias)) return;
   }
@@ -59,10 +59,10 @@ PodRequest PodRequest::From(std::string ns, std::string name, JsonView pod_spec,
   return pod;
 }
 
-const StringMap::value_type* PodRequest::InputEntry(const Policy& policy,
-                                                    std::string_view key) const {
-  const StringMap::value_type* found = nullptr;
-  VisitInputs(*this, policy, [&](std::string_view input, const StringMap::value_type* entry) {
+const ViewMap::value_type* PodRequest::InputEntry(const Policy& policy,
+                                                  std::string_view key) const {
+  const ViewMap::value_type* found = nullptr;
+  VisitInputs(*this, policy, [&](std::string_view input, const ViewMap::value_type* entry) {
     if (input != key) return false;
     found = entry;
     return true;
@@ -70,10 +70,10 @@ const StringMap::value_type* PodRequest::InputEntry(const Policy& policy,
   return found;
 }
 
-std::vector<std::pair<std::string_view, const StringMap::value_type*>> PodRequest::Inputs(
+std::vector<std::pair<std::string_view, const ViewMap::value_type*>> PodRequest::Inputs(
     const Policy& policy) const {
-  std::vector<std::pair<std::string_view, const StringMap::value_type*>> out;
-  VisitInputs(*this, policy, [&out](std::string_view input, const StringMap::value_type* entry) {
+  std::vector<std::pair<std::string_view, const ViewMap::value_type*>> out;
+  VisitInputs(*this, policy, [&out](std::string_view input, const ViewMap::value_type* entry) {
     out.emplace_back(input, entry);
     return false;
   });
@@ -81,9 +81,9 @@ std::vector<std::pair<std::string_view, const StringMap::value_type*>> PodReques
 }
 
 std::optional<std::string> PodRequest::Input(const Policy& policy, std::string_view key) const {
-  const StringMap::value_type* entry = InputEntry(policy, key);
+  const ViewMap::value_type* entry = InputEntry(policy, key);
   if (entry == nullptr) return std::nullopt;
-  return entry->second;
+  return std::string(entry->second);
 }
 
 void PlanState::Swap(const std::string& from, const std::string& to, const ResourceList& overhead) {

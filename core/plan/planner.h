@@ -39,13 +39,17 @@
 namespace gpuadmit {
 
 using StringMap = std::map<std::string, std::string, std::less<>>;
+// Keys and values viewed where they were read: the admitted object's labels and annotations.
+using ViewMap = std::map<std::string_view, std::string_view, std::less<>>;
 
 struct PodRequest {
   std::string ns;
-  std::string name;       // for messages: "Pod default/train-0" or "Deployment default/web"
-  bool is_pod = false;    // a Pod, not a template: only Pods reserve devices and get pinned
-  StringMap labels;       // of the pod (template)
-  StringMap annotations;  // of the pod (template), or of the custom resource
+  std::string name;     // for messages: "Pod default/train-0" or "Deployment default/web"
+  bool is_pod = false;  // a Pod, not a template: only Pods reserve devices and get pinned
+  // Of the pod (template); the annotations may be the custom resource's. Views into the
+  // metadata From() read, which outlives the request as the spec does.
+  ViewMap labels;
+  ViewMap annotations;
   PodRequirements needs;
   SchedulingConstraints constraints;
   // The admitted pod spec, for the stages that read more than needs/constraints (container
@@ -64,10 +68,10 @@ struct PodRequest {
   std::optional<std::string> Input(const Policy& policy, std::string_view key) const;
   // The same, as the (key, value) entry found; nullptr when none. Builds no string: every
   // stage asks for a dozen keys on every review, and most pods carry none of them.
-  const StringMap::value_type* InputEntry(const Policy& policy, std::string_view key) const;
+  const ViewMap::value_type* InputEntry(const Policy& policy, std::string_view key) const;
   // Every input present, as (key without its prefix, entry), in the order InputEntry looks:
   // for a caller that asks for many keys (parallelism has 25 spellings), one pass instead.
-  std::vector<std::pair<std::string_view, const StringMap::value_type*>> Inputs(
+  std::vector<std::pair<std::string_view, const ViewMap::value_type*>> Inputs(
       const Policy& policy) const;
 };
 

@@ -302,7 +302,8 @@ TEST(PodInputs, ListsEveryInputInTheOrderInputEntryLooks) {
   Policy policy;
   std::vector<std::string> listed;
   for (const auto& [key, entry] : pod.Inputs(policy)) {
-    listed.push_back(std::string(key) + " " + entry->first + "=" + entry->second);
+    listed.push_back(std::string(key) + " " + std::string(entry->first) + "=" +
+                     std::string(entry->second));
   }
   EXPECT_EQ(listed, (std::vector<std::string>{
                         "tp-size gpuadmit.io/tp-size=2", "model gpu-autoscaler.io/model=llama-7b",

@@ -8,7 +8,8 @@ namespace gpuadmit {
 namespace {
 
 TEST(SharingSelector, EachKindMatchesAndMisses) {
-  std::map<std::string, std::string, std::less<>> labels = {{"team", "search"}, {"tier", "gold"}};
+  std::map<std::string_view, std::string_view, std::less<>> labels = {{"team", "search"},
+                                                                      {"tier", "gold"}};
   SharingFacts facts{"ml", &labels, "inference", 1, 12000};
   struct Case {
     const char* name;
@@ -54,7 +55,7 @@ TEST(SharingModeNames, ParseWhatTheyPrint) {
 }
 
 TEST(FirstMatchingRule, TheFirstInPolicyOrderWins) {
-  std::map<std::string, std::string, std::less<>> labels;
+  std::map<std::string_view, std::string_view, std::less<>> labels;
   SharingFacts facts{"ml", &labels, "inference", 1, 0};
   std::vector<SharingRule> rules = {
       {"other-ns", 9, {.namespaces = {"default"}}, SharingMode::kMig, ""},
