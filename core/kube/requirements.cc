@@ -17,10 +17,17 @@ std::optional<int64_t> ComputeQuantity(std::string_view resource, JsonView q) {
   return resource[0] == 'c' ? milli.value() : milli.value() / 1000;
 }
 
-// One pass over a resource list: the managed resources into `out` (unreadable ones reported in
-// `warnings`), cpu and memory into `compute` and `has` (cpu first).
-void ReadList(JsonView list, std::string_view where, ResourceList& out, ComputeRequest& compute,
-              std::array<bool, 2>& has, std::vector<std::string>& warnings) {
+// Whose list a warning is about: `container "name"`, or "overhead" for spec.overhead.
+std::string ListOwner(const std::string* container) {
+  return container == nullptr ? "overhead" : "container \"" + *container + "\"";
+}
+
+// One pass over a resource list of `container` (nullptr: spec.overhead): the managed resources
+// into `out` (unreadable ones reported in `warnings`), cpu and memory into `compute` and `has`
+// (cpu first).
+void ReadList(JsonView list, const std::string* container, ResourceList& out,
+              ComputeRequest& compute, std::array<bool, 2>& has,
+              std::vector<std::string>& warnings) {
   for (const auto& [resource, quantity] : list.Members()) {
     if (resource == "cpu" || resource == "memory") {
       if (auto v = ComputeQuantity(resource, quantity)) {
@@ -32,13 +39,13 @@ void ReadList(JsonView list, std::string_view where, ResourceList& out, ComputeR
     }
     if (!IsManagedResource(resource)) continue;
     if (!quantity.is_string() && !quantity.is_number_integer()) {
-      warnings.push_back(std::string(where) + " " + std::string(resource) + " is not a quantity");
+      warnings.push_back(ListOwner(container) + " " + std::string(resource) + " is not a quantity");
       continue;
     }
     auto n = quantity.is_string() ? ParseWholeQuantity(quantity.string())
                                   : ParseWholeQuantity(std::to_string(quantity.integer()));
     if (!n.ok()) {
-      warnings.push_back(std::string(where) + " " + std::string(resource) + ": " +
+      warnings.push_back(ListOwner(container) + " " + std::string(resource) + ": " +
                          n.error().message);
       continue;
     }
@@ -52,13 +59,14 @@ void ReadContainer(JsonView c, std::string_view field, size_t index, ContainerRo
   needs.field = std::string(field);
   needs.index = index;
   needs.role = role;
-  needs.name = std::string(c["name"].string());
-  if (JsonView res = c["resources"]; res.is_object()) {
-    std::string where = std::string("container \"") + needs.name + "\"";
+  auto [name, res] = c.Fields({"name", "resources"});
+  needs.name = std::string(name.string());
+  if (res.is_object()) {
+    auto [limit_list, request_list] = res.Fields({"limits", "requests"});
     ComputeRequest limits, requests;
     std::array<bool, 2> has_limit{}, has_request{};
-    ReadList(res["limits"], where, needs.limits, limits, has_limit, out.warnings);
-    ReadList(res["requests"], where, needs.requests, requests, has_request, out.warnings);
+    ReadList(limit_list, &needs.name, needs.limits, limits, has_limit, out.warnings);
+    ReadList(request_list, &needs.name, needs.requests, requests, has_request, out.warnings);
     // A request defaults to its limit, resource by resource.
     needs.compute = {has_request[0] ? requests.cpu_milli : limits.cpu_milli,
                      has_request[1] ? requests.memory_bytes : limits.memory_bytes};
@@ -178,7 +186,7 @@ PodRequirements ReadPodRequirements(JsonView pod_spec, std::string_view gpu_cont
   if (!gpu_container.empty()) ReadNamedContainer(pod_spec, gpu_container, out);
   ComputeRequest overhead;
   std::array<bool, 2> has_overhead{};
-  ReadList(pod_spec["overhead"], "overhead", out.overhead, overhead, has_overhead, out.warnings);
+  ReadList(pod_spec["overhead"], nullptr, out.overhead, overhead, has_overhead, out.warnings);
   out.effective = EffectiveRequest(out.containers, out.overhead);
   out.compute =
       Effective(out.containers, overhead,

@@ -82,12 +82,13 @@ bool Toleration::Tolerates(const Taint& taint) const {
 SchedulingConstraints ReadSchedulingConstraints(JsonView pod_spec) {
   SchedulingConstraints c;
   if (!pod_spec.is_object()) return c;
-  for (const auto& [k, v] : pod_spec["nodeSelector"].Members()) {
+  auto [node_selector, affinity, tolerations] =
+      pod_spec.Fields({"nodeSelector", "affinity", "tolerations"});  // one pass over the spec
+  for (const auto& [k, v] : node_selector.Members()) {
     if (v.is_string()) c.node_selector[std::string(k)] = std::string(v.string());
   }
-  JsonView terms =
-      pod_spec.At({"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
-                   "nodeSelectorTerms"});
+  JsonView terms = affinity.At(
+      {"nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
   for (JsonView term : terms.Elements()) {
     if (!term.is_object()) continue;
     NodeSelectorTerm t;
@@ -96,10 +97,11 @@ SchedulingConstraints ReadSchedulingConstraints(JsonView pod_spec) {
     t.requirements.insert(t.requirements.end(), fields.begin(), fields.end());
     c.required_terms.push_back(std::move(t));
   }
-  for (JsonView t : pod_spec["tolerations"].Elements()) {
+  for (JsonView t : tolerations.Elements()) {
     if (!t.is_object()) continue;
-    Toleration tol{std::string(t["key"].string()), std::string(t["operator"].string()),
-                   std::string(t["value"].string()), std::string(t["effect"].string())};
+    auto [key, op, value, effect] = t.Fields({"key", "operator", "value", "effect"});
+    Toleration tol{std::string(key.string()), std::string(op.string()), std::string(value.string()),
+                   std::string(effect.string())};
     if (tol.op.empty()) tol.op = "Equal";
     c.tolerations.push_back(std::move(tol));
   }

@@ -71,7 +71,9 @@ std::vector<std::string> SplitShellWords(std::string_view text) {
 
 std::vector<std::string> CommandLineOf(JsonView container) {
   std::vector<std::string> words;
-  for (const char* field : {"command", "args"}) AppendWords(container[field], words);
+  auto [command, args] = container.Fields({"command", "args"});
+  AppendWords(command, words);
+  AppendWords(args, words);
   return words;
 }
 
