@@ -52,10 +52,16 @@ std::vector<const NodeSelectorRequirement*> All(const std::vector<NodeSelectorRe
 }
 
 // [{"matchExpressions":[...]}]: the one required term of a pod that has none.
-std::string OneTerm(const std::vector<NodeSelectorRequirement>& required) {
-  std::string out = R"([{"matchExpressions":)";
+void AppendOneTerm(const std::vector<NodeSelectorRequirement>& required, std::string& out) {
+  out += R"([{"matchExpressions":)";
   AppendExpressions(All(required), out);
-  return out + "}]";
+  out += "}]";
+}
+
+std::string OneTerm(const std::vector<NodeSelectorRequirement>& required) {
+  std::string out;
+  AppendOneTerm(required, out);
+  return out;
 }
 
 void AppendPreferred(const PreferredTerm& t, std::string& out) {
@@ -167,13 +173,19 @@ std::vector<const PreferredTerm*> MissingPreferred(JsonView preferred, const Dec
 }
 
 // [term,...]
-std::string PreferredList(const std::vector<const PreferredTerm*>& terms) {
-  std::string out = "[";
+void AppendPreferredList(const std::vector<const PreferredTerm*>& terms, std::string& out) {
+  out += '[';
   for (size_t i = 0; i < terms.size(); ++i) {
     if (i > 0) out += ',';
     AppendPreferred(*terms[i], out);
   }
-  return out + "]";
+  out += ']';
+}
+
+std::string PreferredList(const std::vector<const PreferredTerm*>& terms) {
+  std::string out;
+  AppendPreferredList(terms, out);
+  return out;
 }
 
 void PatchPreferred(JsonView node_affinity, const Pointer& at, const Decision& d,
@@ -202,22 +214,25 @@ void PatchNodeAffinity(JsonView spec, const Pointer& spec_at, const Decision& d,
     if (!d.preferred.empty()) PatchPreferred(node_affinity, at, d, patch);
     return;
   }
-  // No nodeAffinity yet: one operation creates it whole.
-  std::string value = "{";
+  // No nodeAffinity yet: one operation creates it whole (and the affinity around it, when
+  // that is missing too), written into one buffer.
+  bool whole = !affinity.is_object();
+  std::string value;
+  value.reserve(256);
+  if (whole) value += R"({"nodeAffinity":)";
+  value += '{';
   if (!d.preferred.empty()) {
-    value += R"(")" + std::string(kPreferred) + R"(":)" + PreferredList(MissingPreferred({}, d));
+    value.append("\"").append(kPreferred).append("\":");
+    AppendPreferredList(MissingPreferred({}, d), value);
   }
   if (!d.required.empty()) {
-    if (value.size() > 1) value += ',';
-    value +=
-        R"(")" + std::string(kRequired) + R"(":{"nodeSelectorTerms":)" + OneTerm(d.required) + "}";
+    if (value.back() != '{') value += ',';
+    value.append("\"").append(kRequired).append(R"(":{"nodeSelectorTerms":)");
+    AppendOneTerm(d.required, value);
+    value += '}';
   }
-  value += '}';
-  if (affinity.is_object()) {
-    patch.AddText(at, value);
-  } else {
-    patch.AddText(spec_at / "affinity", R"({"nodeAffinity":)" + value + "}");
-  }
+  value += whole ? "}}" : "}";
+  patch.AddText(whole ? spec_at / "affinity" : at, value);
 }
 
 // One "add" per element of `values`, appended to the list at `list` ("/-").
