@@ -166,14 +166,14 @@ AdmissionOutcome AdmissionOutcome::Fail(std::string message) {
 std::string EncodeAdmissionResponse(const AdmissionRequest& request,
                                     const AdmissionOutcome& outcome, FailureMode failure_mode) {
   bool allowed = true;
-  std::string patch;  // base64 of the RFC 6902 list
+  std::string patch;  // the RFC 6902 list, written in base64
   json status;
   std::vector<std::string> warnings = outcome.warnings;
   switch (outcome.kind) {
     case AdmissionOutcome::Kind::kAllow:
       break;
     case AdmissionOutcome::Kind::kPatch:
-      if (!outcome.patch.empty()) patch = Base64Encode(outcome.patch.Text());
+      if (!outcome.patch.empty()) patch = outcome.patch.Text();
       break;
     case AdmissionOutcome::Kind::kDeny:
       allowed = false;
@@ -196,13 +196,18 @@ std::string EncodeAdmissionResponse(const AdmissionRequest& request,
   auto append = [](std::string& out, const json& value) {
     if (!AppendJson(value, out)) out += value.dump(-1, ' ', false, json::error_handler_t::replace);
   };
-  std::string out = R"({"apiVersion":)";
-  append(out, request.api_version);
+  auto append_string = [&append](std::string& out, std::string_view s) {
+    if (!AppendJsonString(s, out)) append(out, json(s));  // not UTF-8: dump() replaces
+  };
+  std::string out;
+  out.reserve(256 + request.uid.size() + (patch.size() + 2) / 3 * 4);
+  out += R"({"apiVersion":)";
+  append_string(out, request.api_version);
   out += R"(,"kind":"AdmissionReview","response":{"allowed":)";
   out += allowed ? "true" : "false";
   if (!patch.empty()) {
     out += R"(,"patch":")";
-    out += patch;
+    AppendBase64(patch, out);
     out += R"(","patchType":"JSONPatch")";
   }
   if (!status.is_null()) {
@@ -210,7 +215,7 @@ std::string EncodeAdmissionResponse(const AdmissionRequest& request,
     append(out, status);
   }
   out += R"(,"uid":)";
-  append(out, request.uid);
+  append_string(out, request.uid);
   if (!warnings.empty()) {
     out += R"(,"warnings":)";
     append(out, FitWarnings(warnings));
@@ -225,10 +230,17 @@ constexpr std::string_view kBase64Alphabet =
 }  // namespace
 
 std::string Base64Encode(std::string_view bytes) {
+  std::string out;
+  AppendBase64(bytes, out);
+  return out;
+}
+
+void AppendBase64(std::string_view bytes, std::string& out) {
   const char* kAlphabet = kBase64Alphabet.data();
-  std::string out((bytes.size() + 2) / 3 * 4, '=');
+  size_t start = out.size();
+  out.resize(start + (bytes.size() + 2) / 3 * 4, '=');
   const auto* in = reinterpret_cast<const uint8_t*>(bytes.data());
-  char* to = out.data();
+  char* to = out.data() + start;
   size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3, to += 4) {
     uint32_t n = (in[i] << 16) | (in[i + 1] << 8) | in[i + 2];
@@ -244,7 +256,6 @@ std::string Base64Encode(std::string_view bytes) {
     to[1] = kAlphabet[(n >> 12) & 63];
     if (rest == 2) to[2] = kAlphabet[(n >> 6) & 63];
   }
-  return out;
 }
 
 Result<std::string> Base64Decode(std::string_view text) {

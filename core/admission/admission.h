@@ -96,6 +96,8 @@ std::string EncodeAdmissionResponse(const AdmissionRequest& request,
 
 // Standard base64 (RFC 4648, with padding), as the apiserver decodes `patch`.
 std::string Base64Encode(std::string_view bytes);
+// The same, appended to `out`.
+void AppendBase64(std::string_view bytes, std::string& out);
 
 // The bytes of standard base64 `text` (trailing '=' padding optional), as the apiserver reads
 // an answer's patch; errors on a character outside the alphabet.
