@@ -61,13 +61,16 @@ PodRequest PodRequest::From(std::string ns, std::string name, JsonView pod_spec,
 
 const ViewMap::value_type* PodRequest::InputEntry(const Policy& policy,
                                                   std::string_view key) const {
-  const ViewMap::value_type* found = nullptr;
-  VisitInputs(*this, policy, [&](std::string_view input, const ViewMap::value_type* entry) {
-    if (input != key) return false;
-    found = entry;
-    return true;
-  });
-  return found;
+  InputsMemo& memo = inputs_memo_;
+  if (!memo.valid || memo.prefix != policy.annotation_prefix) {
+    memo.inputs = Inputs(policy);
+    memo.prefix = policy.annotation_prefix;
+    memo.valid = true;
+  }
+  for (const auto& [input, entry] : memo.inputs) {
+    if (input == key) return entry;  // the first in lookup order, as VisitInputs stops there
+  }
+  return nullptr;
 }
 
 std::vector<std::pair<std::string_view, const ViewMap::value_type*>> PodRequest::Inputs(

@@ -73,6 +73,24 @@ struct PodRequest {
   // for a caller that asks for many keys (parallelism has 25 spellings), one pass instead.
   std::vector<std::pair<std::string_view, const ViewMap::value_type*>> Inputs(
       const Policy& policy) const;
+
+ private:
+  // Inputs() for the annotation prefix last asked about: InputEntry is called a dozen times a
+  // review, and each call would otherwise search both maps under both prefixes. The maps are
+  // not changed after From(); a copy or move of the request starts without the memo (its
+  // entries point into this request's maps).
+  struct InputsMemo {
+    InputsMemo() = default;
+    InputsMemo(const InputsMemo&) {}
+    InputsMemo& operator=(const InputsMemo&) {
+      valid = false;
+      return *this;
+    }
+    bool valid = false;
+    std::string prefix;
+    std::vector<std::pair<std::string_view, const ViewMap::value_type*>> inputs;
+  };
+  mutable InputsMemo inputs_memo_;
 };
 
 // Replace resource `from` by `to` in every container's limits and requests.

@@ -320,5 +320,23 @@ TEST(PodInputs, ListsEveryInputInTheOrderInputEntryLooks) {
   EXPECT_EQ(pod.InputEntry(policy, "dp-size"), nullptr);
 }
 
+// InputEntry remembers the inputs of the prefix it was last asked about: another prefix, and a
+// copy of the request (whose maps are its own), look again.
+TEST(PodInputs, InputEntryFollowsThePolicyPrefixAndACopysOwnMaps) {
+  json metadata = {{"annotations", {{"gpuadmit.io/model", "a"}, {"acme.io/model", "b"}}}};
+  json spec = {{"containers", json::array()}};
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, &metadata, true);
+  Policy ours;
+  Policy acme;
+  acme.annotation_prefix = "acme.io";
+  EXPECT_EQ(pod.Input(ours, "model"), "a");
+  EXPECT_EQ(pod.Input(acme, "model"), "b");
+  EXPECT_EQ(pod.Input(ours, "model"), "a");
+  PodRequest copy = pod;
+  const auto* entry = copy.InputEntry(ours, "model");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry, &*copy.annotations.find("gpuadmit.io/model"));  // the copy's node, not pod's
+}
+
 }  // namespace
 }  // namespace gpuadmit
