@@ -431,7 +431,9 @@ int ServeCommand(int argc, char** argv) {
   };
 
   int signal_number = -1;
-  const timespec tick{0, std::chrono::nanoseconds(kLogHold).count()};
+  // Every half hold, so that held lines go out from here, before an event loop logging a review
+  // finds the oldest has waited the whole hold and writes them itself.
+  const timespec tick{0, std::chrono::nanoseconds(kLogHold).count() / 2};
   while (signal_number < 0) {
     signal_number = sigtimedwait(&stop_signals, nullptr, &tick);
     log.Flush();

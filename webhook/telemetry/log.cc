@@ -93,7 +93,7 @@ void Logger::Log(LogLevel level, std::string_view message, Fields fields) {
     AppendValue(line, value);
   }
   line += '\n';
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (hold_.count() == 0) {
     std::fwrite(line.data(), 1, line.size(), stderr);
     return;
@@ -102,20 +102,33 @@ void Logger::Log(LogLevel level, std::string_view message, Fields fields) {
   if (held_.empty()) oldest_ = now;
   held_ += line;
   if (level >= LogLevel::kWarn || held_.size() >= kMaxHeld || now - oldest_ >= hold_) {
-    WriteHeld();
+    WriteHeld(lock);
   }
 }
 
 void Logger::Flush() {
-  std::lock_guard<std::mutex> lock(mu_);
-  WriteHeld();
+  std::unique_lock<std::mutex> lock(mu_);
+  written_.wait(lock, [this] { return !writing_; });
+  WriteHeld(lock);
 }
 
-void Logger::WriteHeld() {
-  if (held_.empty()) return;
-  std::fwrite(held_.data(), 1, held_.size(), stderr);  // stderr is unbuffered: one write
-  held_.clear();
-  if (held_.capacity() > 2 * kMaxHeld) held_.shrink_to_fit();
+void Logger::WriteHeld(std::unique_lock<std::mutex>& lock) {
+  if (writing_) return;  // that writer takes these lines after its batch, in their order
+  writing_ = true;
+  while (!held_.empty()) {
+    std::string batch;
+    batch.swap(held_);
+    held_.swap(spare_);  // an emptied buffer that kept its capacity, if there is one
+    lock.unlock();
+    std::fwrite(batch.data(), 1, batch.size(), stderr);  // stderr is unbuffered: one write
+    batch.clear();
+    lock.lock();
+    if (spare_.capacity() < batch.capacity() && batch.capacity() <= 2 * kMaxHeld) {
+      spare_.swap(batch);
+    }
+  }
+  writing_ = false;
+  written_.notify_all();
 }
 
 }  // namespace gpuadmit

@@ -6,16 +6,20 @@
 //   log.Info("policy reloaded", {{"file", path}});
 //
 // With a hold time (what `serve` uses: 100 ms), debug and info lines wait in memory and go out
-// together, in one write, when the oldest has waited that long, when 64 KiB are waiting, before
+// together, in one write, when the oldest has waited that long, when 256 KiB are waiting, before
 // a warning or an error (written at once, after them), at Flush() and at destruction: a review
-// logged per request then costs no system call of its own. Without one, every line is written
-// as it comes.
+// logged per request then costs no system call of its own. `serve` flushes every half hold from
+// its main thread, so the event loops that log reviews do not write under normal load. The write
+// happens outside the lock that logging takes: a thread logging while another writes (to a slow
+// pipe, say) appends and goes on, and the writer writes its line too. Without a hold time, every
+// line is written as it comes.
 //
 // Thread safety: every method may be called from any thread; a line is written whole, and lines
 // are written in the order they were logged.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <initializer_list>
 #include <mutex>
 #include <string>
@@ -51,19 +55,26 @@ class Logger {
   void Warn(std::string_view m, Fields f = {}) { Log(LogLevel::kWarn, m, f); }
   void Error(std::string_view m, Fields f = {}) { Log(LogLevel::kError, m, f); }
 
-  // Writes the lines waiting, if any.
+  // Writes the lines waiting, if any; when another thread is writing, waits for it first, so
+  // that every line logged before the call is written when it returns.
   void Flush();
 
  private:
   // Bytes that may wait before they are written.
-  static constexpr size_t kMaxHeld = 64 * 1024;
+  static constexpr size_t kMaxHeld = 256 * 1024;
 
-  void WriteHeld();  // mu_ held
+  // Writes what is held, and what is logged meanwhile, until nothing is; returns at once when
+  // another thread is writing (it takes what this one held). `lock` holds mu_, and holds it
+  // again on return.
+  void WriteHeld(std::unique_lock<std::mutex>& lock);
 
   LogLevel level_;
   std::chrono::milliseconds hold_;
-  std::mutex mu_;                                 // one line at a time
+  std::mutex mu_;                                 // held_, writing_, spare_
+  std::condition_variable written_;               // writing_ went false
+  bool writing_ = false;                          // a thread is writing a batch
   std::string held_;                              // lines waiting, whole
+  std::string spare_;                             // a written batch's buffer, for reuse
   std::chrono::steady_clock::time_point oldest_;  // when the first of them was logged
 };
 

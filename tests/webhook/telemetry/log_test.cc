@@ -6,6 +6,7 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace gpuadmit {
 namespace {
@@ -92,15 +93,52 @@ TEST(Logger, HeldLinesGoOutWhenTheOldestHasWaitedItsTime) {
   EXPECT_EQ(Lines(out), 2u) << out;
 }
 
-TEST(Logger, HeldLinesGoOutWhen64KiBWait) {
+TEST(Logger, HeldLinesGoOutWhen256KiBWait) {
   Logger log(LogLevel::kInfo, hours(1));
   const std::string value(1000, 'x');
   std::string out = Written([&] {
-    for (int i = 0; i < 100; ++i) log.Info("review", {{"v", value}});
+    for (int i = 0; i < 300; ++i) log.Info("review", {{"v", value}});
   });
-  EXPECT_GE(out.size(), 64u * 1024);
-  EXPECT_LT(Lines(out), 100u);  // the rest still waits
-  EXPECT_EQ(Lines(out) + Lines(Written([&] { log.Flush(); })), 100u);
+  EXPECT_GE(out.size(), 256u * 1024);
+  EXPECT_LT(Lines(out), 300u);  // the rest still waits
+  EXPECT_EQ(Lines(out) + Lines(Written([&] { log.Flush(); })), 300u);
+}
+
+// Threads logging while others write (the batches go out of the lock): every line is written
+// once and whole, and each thread's lines in the order it logged them.
+TEST(Logger, ThreadsLoggingWhileOthersWriteLoseNoLineAndKeepTheirOrder) {
+  constexpr int kThreads = 4;
+  constexpr int kEach = 3000;
+  std::string out = Written([] {
+    Logger log(LogLevel::kInfo, hours(1));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&log, t] {
+        const std::string pad(200, 'p');  // 256 KiB fills every ~1,000 lines: writes overlap
+        for (int i = 0; i < kEach; ++i) {
+          log.Info("line", {{"t", std::to_string(t)}, {"i", std::to_string(i)}, {"pad", pad}});
+          if (i % 500 == 0) log.Flush();
+        }
+      });
+    }
+    for (std::thread& th : threads) th.join();
+  });  // the destructor flushes what is left
+  ASSERT_EQ(Lines(out), static_cast<size_t>(kThreads * kEach));
+  std::vector<int> next(kThreads, 0);
+  size_t at = 0;
+  while (at < out.size()) {
+    size_t end = out.find('\n', at);
+    std::string line = out.substr(at, end - at);
+    at = end + 1;
+    size_t t_at = line.find(" t=");
+    size_t i_at = line.find(" i=");
+    ASSERT_NE(t_at, std::string::npos) << line;
+    ASSERT_NE(i_at, std::string::npos) << line;
+    int t = std::stoi(line.substr(t_at + 3));
+    int i = std::stoi(line.substr(i_at + 3));
+    ASSERT_EQ(i, next[t]) << "thread " << t << " out of order: " << line;
+    ++next[t];
+  }
 }
 
 TEST(Logger, DestructionWritesWhatWaits) {
