@@ -74,6 +74,7 @@ void ReadContainer(JsonView c, std::string_view field, size_t index, ContainerRo
   out.containers.push_back(std::move(needs));
 }
 
+// An init container with restartPolicy Always is a sidecar.
 ContainerRole RoleOf(JsonView c, bool init) {
   if (!init) return ContainerRole::kApp;
   return c["restartPolicy"].string() == "Always" ? ContainerRole::kSidecar : ContainerRole::kInit;
@@ -98,6 +99,7 @@ void ReadContainers(JsonView spec, const char* field, bool init, PodRequirements
   }
 }
 
+// A custom workload's single GPU container (OME's `runner`): an app container.
 void ReadNamedContainer(JsonView spec, std::string_view field, PodRequirements& out) {
   JsonView c = spec[field];
   if (c.is_null()) return;
