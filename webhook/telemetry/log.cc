@@ -98,6 +98,9 @@ void Logger::Log(LogLevel level, std::string_view message, Fields fields) {
     std::fwrite(line.data(), 1, line.size(), stderr);
     return;
   }
+  // A writer stuck on a slow stderr (a pipe nobody drains): past kMaxHeldWhileWriting, loggers
+  // wait for it, as every logger waited on the lock before writes left it; memory stays bounded.
+  written_.wait(lock, [this] { return !writing_ || held_.size() < kMaxHeldWhileWriting; });
   auto now = std::chrono::steady_clock::now();
   if (held_.empty()) oldest_ = now;
   held_ += line;
@@ -118,7 +121,8 @@ void Logger::WriteHeld(std::unique_lock<std::mutex>& lock) {
   while (!held_.empty()) {
     std::string batch;
     batch.swap(held_);
-    held_.swap(spare_);  // an emptied buffer that kept its capacity, if there is one
+    held_.swap(spare_);     // an emptied buffer that kept its capacity, if there is one
+    written_.notify_all();  // room again for loggers waiting on a full buffer
     lock.unlock();
     std::fwrite(batch.data(), 1, batch.size(), stderr);  // stderr is unbuffered: one write
     batch.clear();

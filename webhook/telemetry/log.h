@@ -11,7 +11,8 @@
 // logged per request then costs no system call of its own. `serve` flushes every half hold from
 // its main thread, so the event loops that log reviews do not write under normal load. The write
 // happens outside the lock that logging takes: a thread logging while another writes (to a slow
-// pipe, say) appends and goes on, and the writer writes its line too. Without a hold time, every
+// pipe, say) appends and goes on, and the writer writes its line too; past 1 MiB waiting, it
+// waits for the writer. Without a hold time, every
 // line is written as it comes.
 //
 // Thread safety: every method may be called from any thread; a line is written whole, and lines
@@ -62,6 +63,8 @@ class Logger {
  private:
   // Bytes that may wait before they are written.
   static constexpr size_t kMaxHeld = 256 * 1024;
+  // Bytes that may wait while a batch is being written, before a logger waits for the writer.
+  static constexpr size_t kMaxHeldWhileWriting = 4 * kMaxHeld;
 
   // Writes what is held, and what is logged meanwhile, until nothing is; returns at once when
   // another thread is writing (it takes what this one held). `lock` holds mu_, and holds it
@@ -71,7 +74,7 @@ class Logger {
   LogLevel level_;
   std::chrono::milliseconds hold_;
   std::mutex mu_;                                 // held_, writing_, spare_
-  std::condition_variable written_;               // writing_ went false
+  std::condition_variable written_;               // writing_ went false, or a batch was taken
   bool writing_ = false;                          // a thread is writing a batch
   std::string held_;                              // lines waiting, whole
   std::string spare_;                             // a written batch's buffer, for reuse
