@@ -198,6 +198,14 @@ JsonView JsonView::operator[](size_t index) const {
   return FromTape(element);
 }
 
+bool IsJsonPointer(std::string_view text) {
+  if (!text.empty() && text.front() != '/') return false;
+  for (size_t i = text.find('~'); i != std::string_view::npos; i = text.find('~', i + 1)) {
+    if (i + 1 == text.size() || (text[i + 1] != '0' && text[i + 1] != '1')) return false;
+  }
+  return true;
+}
+
 JsonView JsonView::AtPointer(std::string_view pointer) const {
   if (!pointer.empty() && pointer.front() != '/') return {};
   std::string_view rest = pointer;

@@ -34,6 +34,10 @@ class element;
 
 namespace gpuadmit {
 
+// Whether `text` is an RFC 6901 pointer: "" (the whole value), or "/"-led tokens in which every
+// "~" is "~0" or "~1". What AtPointer reads and PatchPath writes; checked without parsing.
+bool IsJsonPointer(std::string_view text);
+
 class JsonView {
  public:
   class ElementIterator;

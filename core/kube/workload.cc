@@ -8,9 +8,6 @@
 namespace gpuadmit {
 namespace {
 
-using nlohmann::json;
-using Pointer = json::json_pointer;
-
 struct KnownKind {
   std::string_view group;
   std::string_view kind;
@@ -38,33 +35,26 @@ const KnownKind* Lookup(const GroupVersionKind& kind) {
   return it == std::end(kKnownKinds) ? nullptr : it;
 }
 
-// A JSON pointer from the policy, as its text; nullopt when it is not one (ParsePolicy rejects
-// those, but a Policy built in code may carry anything).
-std::optional<std::string> PointerOf(const std::string& text) {
-  try {
-    return Pointer(text).to_string();
-  } catch (const json::exception&) {
-    return std::nullopt;
-  }
-}
-
 Result<std::vector<PodSpecLocation>> FindCustomPodSpecs(const GroupVersionKind& kind,
                                                         JsonView object,
                                                         const CustomWorkload& workload) {
-  auto metadata = PointerOf(workload.metadata);
-  if (!metadata) return Error{"policy workload " + kind.kind + ": bad metadata pointer"};
+  // ParsePolicy rejects a pointer that is not one, but a Policy built in code may carry anything.
+  if (!IsJsonPointer(workload.metadata)) {
+    return Error{"policy workload " + kind.kind + ": bad metadata pointer"};
+  }
   std::vector<PodSpecLocation> found;
   for (const std::string& path : workload.pod_specs) {
-    auto spec = PointerOf(path);
-    if (!spec) return Error{"policy workload " + kind.kind + ": bad pod spec pointer " + path};
-    JsonView value = object.AtPointer(*spec);
+    if (!IsJsonPointer(path)) {
+      return Error{"policy workload " + kind.kind + ": bad pod spec pointer " + path};
+    }
+    JsonView value = object.AtPointer(path);
     if (!value.present()) continue;
     if (!value.is_object()) {
-      return Error{kind.kind + " " + *spec + " is not an object"};
+      return Error{kind.kind + " " + path + " is not an object"};
     }
     PodSpecLocation at;
-    at.spec = std::move(*spec);
-    at.metadata = *metadata;
+    at.spec = path;
+    at.metadata = workload.metadata;
     at.gpu_container = workload.gpu_container;
     found.push_back(std::move(at));
   }

@@ -31,7 +31,7 @@ void ReadPointer(PolicyValidator& v, const YAML::Node& n, const std::string& pat
                  std::string& out) {
   std::string s;
   if (!v.String(n, path, s)) return;
-  if (!IsJsonPointer(s)) {
+  if (!IsPointerIntoObject(s)) {
     v.Report(n, path + " must be a JSON pointer such as /spec/engine, not \"" + s + "\"");
     return;
   }

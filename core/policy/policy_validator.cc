@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "core/json/json_view.h"
 #include "core/kube/mig_resource.h"
 #include "core/kube/quantity.h"
 
@@ -95,13 +96,7 @@ bool IsLabelKey(std::string_view s) {
   return !name.empty() && IsLabelValue(name);
 }
 
-bool IsJsonPointer(std::string_view s) {
-  if (s.empty() || s[0] != '/') return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '~' && (i + 1 == s.size() || (s[i + 1] != '0' && s[i + 1] != '1'))) return false;
-  }
-  return true;
-}
+bool IsPointerIntoObject(std::string_view s) { return !s.empty() && IsJsonPointer(s); }
 
 std::string ChildPath(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);

@@ -1,7 +1,7 @@
 // PolicyValidator: reads a YAML tree into typed policy values and collects every problem found,
 // each at its line and column, so one pass over a policy file reports all of them. Used by
-// ParsePolicy (core/policy/policy.cc) and the section readers (core/policy/policy_sections.h); not a public
-// API of the core library.
+// ParsePolicy (core/policy/policy.cc) and the section readers (core/policy/policy_sections.h); not
+// a public API of the core library.
 //
 //   PolicyValidator v;
 //   v.Map(root, "", {{"failMode", [&](const YAML::Node& n, const std::string& path) {
@@ -38,8 +38,8 @@ bool IsDnsSubdomain(std::string_view s);  // RFC 1123 subdomain: "gpuadmit.io", 
 bool IsDnsLabel(std::string_view s);      // RFC 1123 label: a namespace name
 bool IsLabelKey(std::string_view s);      // [prefix/]name: "team", "nvidia.com/gpu"
 bool IsLabelValue(std::string_view s);    // "" or a name of up to 63 characters
-// An RFC 6901 pointer into an object: "/spec/engine" ("" is the whole object, not allowed here).
-bool IsJsonPointer(std::string_view s);
+// An RFC 6901 pointer into an object, not the whole object: "/spec/engine", not "".
+bool IsPointerIntoObject(std::string_view s);
 
 class PolicyValidator {
  public:

@@ -138,6 +138,28 @@ TEST(JsonView, FollowsAPointerThroughObjectsAndArraysWithEscapes) {
   }
 }
 
+TEST(IsJsonPointer, AcceptsRfc6901TextAndNothingElse) {
+  EXPECT_TRUE(IsJsonPointer(""));
+  EXPECT_TRUE(IsJsonPointer("/"));
+  EXPECT_TRUE(IsJsonPointer("/spec/template/spec"));
+  EXPECT_TRUE(IsJsonPointer("/a~1b/c~0d/~0~1"));
+  EXPECT_FALSE(IsJsonPointer("spec"));   // no leading "/"
+  EXPECT_FALSE(IsJsonPointer("/a~2b"));  // "~" escapes only 0 and 1
+  EXPECT_FALSE(IsJsonPointer("/a~"));    // nor ends a token
+  EXPECT_FALSE(IsJsonPointer("/ok/~x/y"));
+  // The same verdicts as nlohmann's parser, which the check replaces on the request path.
+  for (std::string_view text : {"", "/", "/a~1b/c~0d", "spec", "/a~2b", "/a~", "/x/~"}) {
+    bool parses = true;
+    try {
+      nlohmann::json::json_pointer pointer{std::string(text)};
+      EXPECT_EQ(pointer.to_string(), text);  // a valid pointer's text is its own normal form
+    } catch (const nlohmann::json::exception&) {
+      parses = false;
+    }
+    EXPECT_EQ(IsJsonPointer(text), parses) << text;
+  }
+}
+
 TEST(JsonTape, RefusesWhatSimdjsonCannotHoldSoTheCallerFallsBack) {
   EXPECT_EQ(JsonTape::Parse("{\"a\":", 64), nullptr);
   EXPECT_EQ(JsonTape::Parse(R"({"a":18446744073709551616})", 64), nullptr);

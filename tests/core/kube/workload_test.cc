@@ -105,6 +105,25 @@ TEST(FindPodSpecs, ACustomPodSpecThatIsNotAnObjectOrABadPointerIsAnError) {
   ASSERT_FALSE(bad_pointer.ok());
   EXPECT_EQ(bad_pointer.error().message,
             "policy workload InferenceService: bad pod spec pointer spec/engine");
+  const CustomWorkload bad_metadata[] = {
+      {"ome.io", "InferenceService", {"/spec/engine"}, "", "/meta~2data"}};
+  auto bad_metadata_pointer =
+      FindPodSpecs({"ome.io", "v1beta1", "InferenceService"},
+                   json{{"spec", {{"engine", json::object()}}}}, bad_metadata);
+  ASSERT_FALSE(bad_metadata_pointer.ok());
+  EXPECT_EQ(bad_metadata_pointer.error().message,
+            "policy workload InferenceService: bad metadata pointer");
+}
+
+TEST(FindPodSpecs, ACustomPointerWithEscapesIsKeptAsWritten) {
+  const CustomWorkload escaped[] = {
+      {"example.com", "Runner", {"/spec/pods~1main"}, "", "/spec/pods~1main~0meta"}};
+  auto found = FindPodSpecs({"example.com", "v1", "Runner"},
+                            json{{"spec", {{"pods/main", json::object()}}}}, escaped);
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found.value().size(), 1u);
+  EXPECT_EQ(found.value()[0].spec, "/spec/pods~1main");
+  EXPECT_EQ(found.value()[0].metadata, "/spec/pods~1main~0meta");
 }
 
 }  // namespace
