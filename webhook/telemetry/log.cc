@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -13,13 +14,30 @@ namespace {
 
 constexpr std::string_view kLevelNames[] = {"debug", "info", "warn", "error"};
 
+// What a byte asks of a value, as bits: quotes around the value (space, '=', '"', control
+// characters), and an escape inside them ('"', '\\', control characters). A backslash alone
+// leaves a value bare.
+constexpr unsigned char kNeedsQuotes = 1;
+constexpr unsigned char kNeedsEscape = 2;
+
+constexpr std::array<unsigned char, 256> kByteNeeds = [] {
+  std::array<unsigned char, 256> needs{};
+  for (int c = 0; c < 0x20; ++c) needs[c] = kNeedsQuotes | kNeedsEscape;
+  needs[' '] = needs['='] = kNeedsQuotes;
+  needs['"'] = kNeedsQuotes | kNeedsEscape;
+  needs['\\'] = kNeedsEscape;
+  return needs;
+}();
+
+bool Needs(char c, unsigned char need) {
+  return (kByteNeeds[static_cast<unsigned char>(c)] & need) != 0;
+}
+
 // Quotes a value when it holds spaces, quotes, '=' or control characters. Runs of plain bytes
 // are copied whole: a review's trail is a few hundred of them.
 void AppendValue(std::string& line, std::string_view value) {
-  auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20; };
-  bool quoted = value.empty() || std::any_of(value.begin(), value.end(), [&](char c) {
-                  return c == ' ' || c == '"' || c == '=' || control(c);
-                });
+  bool quoted = value.empty() || std::any_of(value.begin(), value.end(),
+                                             [](char c) { return Needs(c, kNeedsQuotes); });
   if (!quoted) {
     line += value;
     return;
@@ -28,16 +46,16 @@ void AppendValue(std::string& line, std::string_view value) {
   size_t run = 0;  // start of the bytes not yet copied
   for (size_t i = 0; i < value.size(); ++i) {
     char c = value[i];
-    if (c != '"' && c != '\\' && !control(c)) continue;
+    if (!Needs(c, kNeedsEscape)) continue;
     line.append(value, run, i - run);
     run = i + 1;
     if (c == '\n') {
       line += "\\n";
-    } else if (control(c)) {
-      line += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-    } else {
+    } else if (c == '"' || c == '\\') {
       line += '\\';
       line += c;
+    } else {
+      line += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
     }
   }
   line.append(value, run);

@@ -85,6 +85,33 @@ TEST_F(TlsServerHttpTest, PipelinedRequestsAreAnsweredInOrderOnOneConnection) {
   EXPECT_EQ(Body(c.ReadResponse()), "ready\n");
 }
 
+// The head is parsed once a request, when its last byte arrives; requests of the same size in
+// turn on one connection, or a head in two parts, must each be read anew.
+TEST_F(TlsServerHttpTest, EachRequestInTurnIsReadAnewHoweverItsBytesArrive) {
+  Start();
+  RawTlsClient c(server_->port());
+  ASSERT_TRUE(c.ok());
+  auto review_with_uid = [&](const std::string& uid) {
+    json review = json::parse(review_);
+    review["request"]["uid"] = uid;
+    return Post(review.dump());
+  };
+  for (const std::string uid : {"uid-a", "uid-b"}) {  // the same size, in the same buffer
+    ASSERT_TRUE(c.Send(review_with_uid(uid)));
+    std::string answer = c.ReadResponse();
+    ASSERT_EQ(StatusLine(answer), "HTTP/1.1 200 OK");
+    EXPECT_EQ(json::parse(Body(answer))["response"]["uid"], uid);
+  }
+  std::string split = review_with_uid("uid-c");
+  ASSERT_TRUE(c.Send(split.substr(0, 40)));  // inside the head
+  // Correct either way; the pause makes it likely that the server reads the first part alone.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(c.Send(split.substr(40)));
+  std::string answer = c.ReadResponse();
+  ASSERT_EQ(StatusLine(answer), "HTTP/1.1 200 OK");
+  EXPECT_EQ(json::parse(Body(answer))["response"]["uid"], "uid-c");
+}
+
 // One worker loop, sixteen connections whose requests arrive together: the loop serves what one
 // wake-up brings, then writes the answers. Every answer reaches its own connection, including
 // when one client has gone before its answer is written.
