@@ -111,7 +111,8 @@ void PlanCounts(const PodRequest& pod, const Policy& policy, const std::vector<s
                 PlanState& state, Decision& d) {
   if (policy.requirements.gpu_count == GpuCountAction::kOff || !pod.spec.present()) return;
   const auto inputs = pod.Inputs(policy);
-  Parallelism from_inputs = ParallelismFromInputs(
+  // Most pods have no inputs: then the two dozen spellings are not asked for one by one.
+  Parallelism from_inputs = inputs.empty() ? Parallelism{} : ParallelismFromInputs(
       [&](std::string_view name) -> std::optional<std::pair<std::string, std::string>> {
         for (const auto& [key, entry] : inputs) {
           if (key == name) {
