@@ -111,16 +111,19 @@ void PlanCounts(const PodRequest& pod, const Policy& policy, const std::vector<s
                 PlanState& state, Decision& d) {
   if (policy.requirements.gpu_count == GpuCountAction::kOff || !pod.spec.present()) return;
   const auto inputs = pod.Inputs(policy);
+  Parallelism from_inputs;
   // Most pods have no inputs: then the two dozen spellings are not asked for one by one.
-  Parallelism from_inputs = inputs.empty() ? Parallelism{} : ParallelismFromInputs(
-      [&](std::string_view name) -> std::optional<std::pair<std::string, std::string>> {
-        for (const auto& [key, entry] : inputs) {
-          if (key == name) {
-            return std::make_pair(std::string(entry->first), std::string(entry->second));
+  if (!inputs.empty()) {
+    from_inputs = ParallelismFromInputs(
+        [&](std::string_view name) -> std::optional<std::pair<std::string, std::string>> {
+          for (const auto& [key, entry] : inputs) {
+            if (key == name) {
+              return std::make_pair(std::string(entry->first), std::string(entry->second));
+            }
           }
-        }
-        return std::nullopt;
-      });
+          return std::nullopt;
+        });
+  }
   for (const std::string& problem : from_inputs.problems) {
     d.warnings.push_back("gpuadmit: " + pod.name + ": " + problem);
   }
