@@ -19,15 +19,6 @@ std::string Lower(std::string s) {
   return s;
 }
 
-// The key and value of the first of the input keys of `name` present: annotations, then labels.
-std::optional<std::pair<std::string, std::string>> InputWithKey(const PodRequest& pod,
-                                                                const Policy& policy,
-                                                                std::string_view name) {
-  const ViewMap::value_type* entry = pod.InputEntry(policy, name);
-  if (entry == nullptr) return std::nullopt;
-  return std::make_pair(std::string(entry->first), std::string(entry->second));
-}
-
 // The containers whose command lines say how an inference server runs: the app containers that
 // ask for a managed resource; when none does, the custom workload's GPU container, else the
 // first app container (a pod that forgot its nvidia.com/gpu, which `fill` completes).
@@ -107,13 +98,18 @@ void CheckCount(const PodRequest& pod, const Policy& policy, size_t index, const
   d.warnings.push_back(prefix + ": " + change_text);
 }
 
+// The command line of each target container, read once for the stages that read them.
+using CommandLines = std::vector<std::vector<std::string>>;
+
 void PlanCounts(const PodRequest& pod, const Policy& policy, const std::vector<size_t>& targets,
-                PlanState& state, Decision& d) {
+                const CommandLines& lines, PlanState& state, Decision& d) {
   if (policy.requirements.gpu_count == GpuCountAction::kOff || !pod.spec.present()) return;
-  const auto inputs = pod.Inputs(policy);
+  const auto& inputs = pod.Inputs(policy);
   Parallelism from_inputs;
-  // Most pods have no inputs: then the two dozen spellings are not asked for one by one.
-  if (!inputs.empty()) {
+  // Most pods have no parallelism input: then the two dozen spellings are not asked for one by
+  // one.
+  if (std::any_of(inputs.begin(), inputs.end(),
+                  [](const auto& input) { return IsParallelismInput(input.first); })) {
     from_inputs = ParallelismFromInputs(
         [&](std::string_view name) -> std::optional<std::pair<std::string, std::string>> {
           for (const auto& [key, entry] : inputs) {
@@ -128,9 +124,9 @@ void PlanCounts(const PodRequest& pod, const Policy& policy, const std::vector<s
     d.warnings.push_back("gpuadmit: " + pod.name + ": " + problem);
   }
   from_inputs.problems.clear();
-  for (size_t index : targets) {
-    Parallelism p =
-        ParallelismFromArgs(CommandLineOf(ContainerObject(pod.spec, state.containers[index])));
+  for (size_t t = 0; t < targets.size(); ++t) {
+    const size_t index = targets[t];
+    Parallelism p = ParallelismFromArgs(lines[t]);
     for (const std::string& problem : p.problems) {
       d.trail.push_back("container " + state.containers[index].name + ": " + problem);
     }
@@ -143,34 +139,34 @@ void PlanCounts(const PodRequest& pod, const Policy& policy, const std::vector<s
 std::optional<std::pair<std::string, std::string>> ModelOf(const PodRequest& pod,
                                                            const Policy& policy,
                                                            const std::vector<size_t>& targets,
+                                                           const CommandLines& lines,
                                                            const PlanState& state) {
-  if (auto input = InputWithKey(pod, policy, "model")) {
-    return std::make_pair(input->second, input->first);
+  if (const auto* input = pod.InputEntry(policy, "model")) {
+    return std::make_pair(std::string(input->second), std::string(input->first));
   }
   if (!pod.spec.present()) return std::nullopt;
-  for (size_t index : targets) {
-    const ContainerNeeds& c = state.containers[index];
-    if (auto model = ServedModel(CommandLineOf(ContainerObject(pod.spec, c)))) {
-      return std::make_pair(*model, "args of container " + c.name);
+  for (size_t t = 0; t < targets.size(); ++t) {
+    if (auto model = ServedModel(lines[t])) {
+      return std::make_pair(*model, "args of container " + state.containers[targets[t]].name);
     }
   }
   return std::nullopt;
 }
 
 void PlanMemory(const PodRequest& pod, const Policy& policy, const std::vector<size_t>& targets,
-                PlanState& state, Decision& d) {
-  if (auto input = InputWithKey(pod, policy, "gpu-memory")) {
+                const CommandLines& lines, PlanState& state, Decision& d) {
+  if (const auto* input = pod.InputEntry(policy, "gpu-memory")) {
     auto mib = ParseMemoryMib(input->second);
     if (mib.ok()) {
       state.gpu_memory_mib = mib.value();
       d.trail.push_back("GPU memory need " + std::to_string(mib.value()) + " MiB per GPU (" +
-                        input->first + ")");
+                        std::string(input->first) + ")");
       return;
     }
-    d.warnings.push_back("gpuadmit: " + pod.name + ": " + input->first + " " + mib.error().message +
-                         ": ignored");
+    d.warnings.push_back("gpuadmit: " + pod.name + ": " + std::string(input->first) + " " +
+                         mib.error().message + ": ignored");
   }
-  auto model = ModelOf(pod, policy, targets, state);
+  auto model = ModelOf(pod, policy, targets, lines, state);
   if (!model) return;  // unknown: the default flow then never picks MIG
   ModelMemory m = ModelMemoryMib(model->first, policy.requirements);
   state.gpu_memory_mib = m.mib;
@@ -185,20 +181,29 @@ void PlanMemory(const PodRequest& pod, const Policy& policy, const std::vector<s
 void PlanRequirements(const PodRequest& pod, const PlanContext& context, PlanState& state,
                       Decision& d) {
   const Policy& policy = context.policy;
-  if (auto optimize = InputWithKey(pod, policy, "optimize");
-      optimize && Lower(optimize->second) == "false") {
+  if (const auto* optimize = pod.InputEntry(policy, "optimize");
+      optimize && Lower(std::string(optimize->second)) == "false") {
     state.opted_out = true;
-    d.trail.push_back(optimize->first + ": \"false\": GPU count and sharing left as asked");
+    d.trail.push_back(std::string(optimize->first) +
+                      ": \"false\": GPU count and sharing left as asked");
     return;
   }
   std::vector<size_t> targets = Targets(state.containers);
   // A pod asking for no GPU is read only when the policy fills counts in: under `warn`, a flag
   // such as --dp in some CPU pod's command line is no reason to warn about it.
   const bool asks_gpus = !state.effective.empty();
-  if (asks_gpus || policy.requirements.gpu_count >= GpuCountAction::kFill) {
-    PlanCounts(pod, policy, targets, state, d);
+  if (!asks_gpus && policy.requirements.gpu_count < GpuCountAction::kFill) return;
+  CommandLines lines;
+  if (pod.spec.present()) {
+    lines.reserve(targets.size());
+    for (size_t index : targets) {
+      lines.push_back(CommandLineOf(ContainerObject(pod.spec, state.containers[index])));
+    }
+  } else {
+    lines.resize(targets.size());
   }
-  if (!state.effective.empty()) PlanMemory(pod, policy, targets, state, d);
+  PlanCounts(pod, policy, targets, lines, state, d);
+  if (!state.effective.empty()) PlanMemory(pod, policy, targets, lines, state, d);
 }
 
 }  // namespace gpuadmit

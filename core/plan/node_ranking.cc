@@ -315,16 +315,20 @@ class Ranker {
 }  // namespace
 
 std::vector<NodeAsk> AsksOf(const ResourceList& effective) {
-  std::vector<NodeAsk> asks;
-  for (const auto& [resource, count] : effective) {
-    if (count > 0 && IsManagedResource(resource)) asks.push_back({resource, count});
-  }
-  auto rank = [](const NodeAsk& a) {
-    if (a.resource == "nvidia.com/gpu") return 0;
-    return a.resource.starts_with(kMigResourcePrefix) ? 1 : 2;
+  auto rank = [](std::string_view resource) {
+    if (resource == "nvidia.com/gpu") return 0;
+    return resource.starts_with(kMigResourcePrefix) ? 1 : 2;
   };
-  std::stable_sort(asks.begin(), asks.end(),
-                   [&](const NodeAsk& a, const NodeAsk& b) { return rank(a) < rank(b); });
+  // A pod asks for one or two of these: a pass per rank keeps the list's order within each,
+  // as a stable sort would, without one.
+  std::vector<NodeAsk> asks;
+  for (int r = 0; r < 3; ++r) {
+    for (const auto& [resource, count] : effective) {
+      if (count > 0 && IsManagedResource(resource) && rank(resource) == r) {
+        asks.push_back({resource, count});
+      }
+    }
+  }
   return asks;
 }
 

@@ -117,6 +117,12 @@ Parallelism ParallelismFromArgs(const std::vector<std::string>& words) {
   return p;
 }
 
+bool IsParallelismInput(std::string_view name) {
+  return std::any_of(std::begin(kSpellings), std::end(kSpellings), [&](const DimensionSpelling& d) {
+    return std::find(d.inputs.begin(), d.inputs.end(), name) != d.inputs.end();
+  });
+}
+
 Parallelism ParallelismFromInputs(const InputLookup& lookup) {
   Parallelism p;
   for (size_t d = 0; d < kParallelDimensions; ++d) {

@@ -61,4 +61,7 @@ using InputLookup =
     std::function<std::optional<std::pair<std::string, std::string>>(std::string_view name)>;
 Parallelism ParallelismFromInputs(const InputLookup& lookup);
 
+// Whether `name` ("tp-size", "dpsize") is one of the input names ParallelismFromInputs asks for.
+bool IsParallelismInput(std::string_view name);
+
 }  // namespace gpuadmit

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/plan/node_ranking.h"
+#include "core/text/append.h"
 
 namespace gpuadmit {
 namespace {
@@ -151,9 +152,10 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
   NodeRanking ranking =
       RankNodes(context, constraints, asks, pod.needs.compute, PreferredHostname(pod.spec));
   if (context.explain) Explain(ranking, primary, placement, d);
-  std::string what = std::to_string(primary.count) + " " + primary.resource;
+  const Digits count(primary.count);
   if (!ranking.chosen) {
     d.tally.Mark(DecisionPoint::kPlacementNone);
+    const std::string what = Joined({count, " ", primary.resource});
     // One warning per problem: an earlier stage that found nothing free has said so already.
     if (d.warnings.empty()) {
       d.warnings.push_back("gpuadmit: " + pod.name + ": no node has " + what +
@@ -189,30 +191,31 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
       d.claims.push_back(std::move(claim));
     }
   }
-  // Every GPU pod pays for this line: built in one buffer.
-  std::string affinity;
-  affinity.reserve(96);
-  affinity.append(kHostnameLabel).append(" In [").append(host).append("], ");
-  if (required) {
-    affinity.append("required");
-  } else {
-    affinity.append("preferred, weight ").append(std::to_string(placement.preferred_weight));
-  }
+  // "kubernetes.io/hostname In [gpu-1], preferred, weight 100"
+  const Digits weight(placement.preferred_weight);
+  const std::initializer_list<std::string_view> affinity = {
+      kHostnameLabel,
+      " In [",
+      host,
+      "], ",
+      required ? "required" : "preferred, weight ",
+      required ? std::string_view() : std::string_view(weight)};
   if (context.explain) {
+    std::string line;
+    AppendAll(line, affinity);
     d.trail.push_back("Selected node '" + node.name() +
                       "': " + Describe(*ranking.chosen, primary.resource, placement.strategy));
-    d.trail.push_back("  affinity " + affinity);
-    d.trail.push_back("  counts on " + what + " of " + node.name());
+    d.trail.push_back("  affinity " + line);
+    d.trail.push_back(Joined({"  counts on ", count, " ", primary.resource, " of ", node.name()}));
     d.trail.push_back("==========================");
     return;
   }
+  // Every GPU pod pays for this line: its parts are gathered here and appended out of line.
   std::string& line = d.trail.emplace_back();
-  line.reserve(96 + affinity.size());
-  line.append("placement (").append(StrategyName(placement.strategy)).append("): ");
-  line.append(node.name()).append(" for ").append(what);
-  if (ranking.kept_earlier) line.append(" (kept)");
-  line.append(", ").append(std::to_string(ranking.weighed)).append(" of ");
-  line.append(std::to_string(ranking.offering)).append(" nodes weighed; ").append(affinity);
+  AppendAll(line, {"placement (", StrategyName(placement.strategy), "): ", node.name(), " for ",
+                   count, " ", primary.resource, ranking.kept_earlier ? " (kept)" : "", ", ",
+                   Digits(ranking.weighed), " of ", Digits(ranking.offering), " nodes weighed; "});
+  AppendAll(line, affinity);
 }
 
 }  // namespace

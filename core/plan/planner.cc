@@ -61,26 +61,24 @@ PodRequest PodRequest::From(std::string ns, std::string name, JsonView pod_spec,
 
 const ViewMap::value_type* PodRequest::InputEntry(const Policy& policy,
                                                   std::string_view key) const {
-  InputsMemo& memo = inputs_memo_;
-  if (!memo.valid || memo.prefix != policy.annotation_prefix) {
-    memo.inputs = Inputs(policy);
-    memo.prefix = policy.annotation_prefix;
-    memo.valid = true;
-  }
-  for (const auto& [input, entry] : memo.inputs) {
+  for (const auto& [input, entry] : Inputs(policy)) {
     if (input == key) return entry;  // the first in lookup order, as VisitInputs stops there
   }
   return nullptr;
 }
 
-std::vector<std::pair<std::string_view, const ViewMap::value_type*>> PodRequest::Inputs(
+const std::vector<std::pair<std::string_view, const ViewMap::value_type*>>& PodRequest::Inputs(
     const Policy& policy) const {
-  std::vector<std::pair<std::string_view, const ViewMap::value_type*>> out;
-  VisitInputs(*this, policy, [&out](std::string_view input, const ViewMap::value_type* entry) {
-    out.emplace_back(input, entry);
+  InputsMemo& memo = inputs_memo_;
+  if (memo.valid && memo.prefix == policy.annotation_prefix) return memo.inputs;
+  memo.inputs.clear();
+  VisitInputs(*this, policy, [&memo](std::string_view input, const ViewMap::value_type* entry) {
+    memo.inputs.emplace_back(input, entry);
     return false;
   });
-  return out;
+  memo.prefix = policy.annotation_prefix;
+  memo.valid = true;
+  return memo.inputs;
 }
 
 std::optional<std::string> PodRequest::Input(const Policy& policy, std::string_view key) const {

@@ -71,7 +71,8 @@ struct PodRequest {
   const ViewMap::value_type* InputEntry(const Policy& policy, std::string_view key) const;
   // Every input present, as (key without its prefix, entry), in the order InputEntry looks:
   // for a caller that asks for many keys (parallelism has 25 spellings), one pass instead.
-  std::vector<std::pair<std::string_view, const ViewMap::value_type*>> Inputs(
+  // Kept in the request: valid while it lives, until Inputs is asked under another prefix.
+  const std::vector<std::pair<std::string_view, const ViewMap::value_type*>>& Inputs(
       const Policy& policy) const;
 
  private:
