@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/plan/command_line.h"
 
@@ -124,6 +129,20 @@ TEST(ParallelismFromInputs, EveryInputNameAndTheFirstPresentWins) {
         });
     EXPECT_EQ(Size(p, c.dimension), c.size) << c.source;
     EXPECT_EQ(p.sizes[static_cast<size_t>(c.dimension)]->source, std::string("key/") + c.source);
+  }
+}
+
+TEST(IsParallelismInput, NamesExactlyWhatParallelismFromInputsAsksFor) {
+  std::vector<std::string> asked;
+  ParallelismFromInputs(
+      [&](std::string_view name) -> std::optional<std::pair<std::string, std::string>> {
+        asked.emplace_back(name);
+        return std::nullopt;
+      });
+  EXPECT_EQ(asked.size(), 25u);
+  for (const std::string& name : asked) EXPECT_TRUE(IsParallelismInput(name)) << name;
+  for (const char* other : {"", "model", "gpu-memory", "workload-type", "tp-size ", "TP", "tp-"}) {
+    EXPECT_FALSE(IsParallelismInput(other)) << other;
   }
 }
 
