@@ -24,9 +24,15 @@ class [[nodiscard]] Result {
  public:
   // Implicit on purpose: `return value;` and `return Error{...};` read as the contract says.
   // cppcheck-suppress noExplicitConstructor
-  Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
+  // A value or error is moved in once (a by-value parameter would move it twice: a request
+  // of a dozen strings is returned so on every review).
+  Result(T&& value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
   // cppcheck-suppress noExplicitConstructor
-  Result(E error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
+  Result(const T& value) : state_(std::in_place_index<0>, value) {}  // NOLINT
+  // cppcheck-suppress noExplicitConstructor
+  Result(E&& error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
+  // cppcheck-suppress noExplicitConstructor
+  Result(const E& error) : state_(std::in_place_index<1>, error) {}  // NOLINT
 
   bool ok() const { return state_.index() == 0; }
   const T& value() const& { return std::get<0>(state_); }

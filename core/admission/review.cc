@@ -9,6 +9,7 @@
 #include "core/admission/review_decode.h"
 #include "core/kube/workload.h"
 #include "core/plan/planner.h"
+#include "core/text/append.h"
 
 namespace gpuadmit {
 namespace {
@@ -18,15 +19,12 @@ using nlohmann::json;
 // Adds a pod spec's managed resources ("nvidia.com/gpu=1, nvidia.com/mig-1g.10gb=2") to
 // `asked`, "; " after the previous pod spec's.
 void AppendAsked(const ResourceList& effective, std::string& asked) {
-  std::string line;
+  std::string_view separator = asked.empty() ? "" : "; ";
   for (const auto& [resource, count] : effective) {
     if (!IsManagedResource(resource)) continue;
-    if (!line.empty()) line += ", ";
-    line += resource + "=" + std::to_string(count);
+    AppendAll(asked, {separator, resource, "=", Digits(count)});
+    separator = ", ";
   }
-  if (line.empty()) return;
-  if (!asked.empty()) asked += "; ";
-  asked += line;
 }
 
 // The object's name: the request's, else metadata.name, else metadata.generateName (a Pod
@@ -40,10 +38,9 @@ std::string Name(const AdmissionRequest& r) {
 
 // "Kind namespace/name", for messages and logs.
 std::string ObjectName(const AdmissionRequest& r) {
-  std::string name = Name(r);
-  std::string out = r.kind.kind + " ";
-  if (!r.ns.empty()) out += r.ns + "/";
-  return out + (name.empty() ? "(unnamed)" : name);
+  const std::string name = Name(r);
+  return Joined({r.kind.kind, " ", r.ns, r.ns.empty() ? "" : "/",
+                 name.empty() ? std::string_view("(unnamed)") : std::string_view(name)});
 }
 
 // What a template asks of GPUs, container by container: UPDATEs that leave this alone pass.
@@ -59,8 +56,18 @@ auto GpuAsk(JsonView object, const PodSpecLocation& at) {
   return ask;
 }
 
+// Moves `from`'s lines to the end of `to`: the vector itself when `to` is empty, as it is for
+// the first pod spec, the lines one by one after that.
+void MoveAppend(std::vector<std::string>& from, std::vector<std::string>& to) {
+  if (to.empty()) {
+    to = std::move(from);
+    return;
+  }
+  for (std::string& line : from) to.push_back(std::move(line));
+}
+
 // Whose reservation a key is: "namespace/name".
-std::string Owner(const AdmissionRequest& r) { return r.ns + "/" + Name(r); }
+std::string Owner(const AdmissionRequest& r) { return Joined({r.ns, "/", Name(r)}); }
 
 std::string ExistingAnnotation(JsonView object, const PodSpecLocation& at, const std::string& key) {
   return std::string(object.AtPointer(at.metadata)["annotations"][key].string());
@@ -81,7 +88,7 @@ Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, co
     if (d.claims.empty() || d.deny) return d;
     if (reservations.Commit(key, owner, d.claims)) {
       d.annotations.emplace_back(annotation, key);
-      d.trail.push_back("reserved under " + key);
+      d.trail.push_back(Joined({"reserved under ", key}));
       return d;
     }
   }
@@ -133,12 +140,10 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
     Decision d =
         reserve ? PlanAndReserve(r, at, pod, context, *context.reservations) : Plan(pod, plan);
     // Moved: the patch below reads neither.
-    answer.trail.insert(answer.trail.end(), std::make_move_iterator(d.trail.begin()),
-                        std::make_move_iterator(d.trail.end()));
-    warnings.insert(warnings.end(), std::make_move_iterator(d.warnings.begin()),
-                    std::make_move_iterator(d.warnings.end()));
+    MoveAppend(d.trail, answer.trail);
+    MoveAppend(d.warnings, warnings);
     answer.decisions.Add(std::move(d.tally));
-    if (!d.node.empty()) answer.node += (answer.node.empty() ? "" : "; ") + d.node;
+    if (!d.node.empty()) AppendAll(answer.node, {answer.node.empty() ? "" : "; ", d.node});
     if (d.deny) {
       answer.decisions.Mark(DecisionPoint::kReviewDenied);
       return AdmissionOutcome::Deny(403, "gpuadmit: " + *d.deny, std::move(warnings));
@@ -177,8 +182,8 @@ ReviewAnswer ReviewRequest(const AdmissionRequest& r, const ReviewContext& conte
     answer.decisions = DecisionCounts{};
   }
   answer.kind = outcome.kind;
-  answer.warnings = outcome.warnings;
   answer.body = EncodeAdmissionResponse(r, outcome, context.policy.failure_mode);
+  answer.warnings = std::move(outcome.warnings);  // the answer's body has them already
   return answer;
 }
 

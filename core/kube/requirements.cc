@@ -55,12 +55,12 @@ void ReadList(JsonView list, const std::string* container, ResourceList& out,
 
 void ReadContainer(JsonView c, std::string_view field, size_t index, ContainerRole role,
                    PodRequirements& out) {
-  ContainerNeeds needs;
-  needs.field = std::string(field);
+  ContainerNeeds& needs = out.containers.emplace_back();  // filled in place
+  needs.field.assign(field);
   needs.index = index;
   needs.role = role;
   auto [name, res] = c.Fields({"name", "resources"});
-  needs.name = std::string(name.string());
+  needs.name.assign(name.string());
   if (res.is_object()) {
     auto [limit_list, request_list] = res.Fields({"limits", "requests"});
     ComputeRequest limits, requests;
@@ -71,7 +71,6 @@ void ReadContainer(JsonView c, std::string_view field, size_t index, ContainerRo
     needs.compute = {has_request[0] ? requests.cpu_milli : limits.cpu_milli,
                      has_request[1] ? requests.memory_bytes : limits.memory_bytes};
   }
-  out.containers.push_back(std::move(needs));
 }
 
 // An init container with restartPolicy Always is a sidecar.

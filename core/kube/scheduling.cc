@@ -100,10 +100,12 @@ SchedulingConstraints ReadSchedulingConstraints(JsonView pod_spec) {
   for (JsonView t : tolerations.Elements()) {
     if (!t.is_object()) continue;
     auto [key, op, value, effect] = t.Fields({"key", "operator", "value", "effect"});
-    Toleration tol{std::string(key.string()), std::string(op.string()), std::string(value.string()),
-                   std::string(effect.string())};
-    if (tol.op.empty()) tol.op = "Equal";
-    c.tolerations.push_back(std::move(tol));
+    // Filled in place: every pod carries the two default tolerations, read on every review.
+    Toleration& tol = c.tolerations.emplace_back();
+    tol.key.assign(key.string());
+    if (!op.string().empty()) tol.op.assign(op.string());  // else the default, Equal
+    tol.value.assign(value.string());
+    tol.effect.assign(effect.string());
   }
   return c;
 }
