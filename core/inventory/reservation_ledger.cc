@@ -49,14 +49,25 @@ bool ReservationLedger::Commit(const std::string& key, const std::string& owner,
     return Reserved(c.node, c.resource, key) + c.count <= c.free;
   });
   if (!fits) return false;
-  if (auto it = entries_.find(key); it != entries_.end()) {
-    Count(it->second, -1);
-    entries_.erase(it);
+  auto it = entries_.find(key);
+  if (claims.empty()) {
+    if (it != entries_.end()) {
+      Count(it->second, -1);
+      entries_.erase(it);
+    }
+    return true;
   }
-  if (claims.empty()) return true;
   Entry entry{owner, claims, now + ttl_};
+  // The new claims are counted before the old ones leave, and the entry is replaced in place: a
+  // key that claims again what it held (a reinvocation) keeps its totals and its node rather
+  // than having them erased at zero and made again.
   Count(entry, +1);
-  entries_.emplace(key, std::move(entry));
+  if (it == entries_.end()) {
+    entries_.emplace(key, std::move(entry));
+  } else {
+    Count(it->second, -1);
+    it->second = std::move(entry);
+  }
   return true;
 }
 

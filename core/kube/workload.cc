@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "core/text/append.h"
+
 namespace gpuadmit {
 namespace {
 
@@ -89,16 +91,17 @@ Result<std::vector<PodSpecLocation>> FindPodSpecs(const GroupVersionKind& kind, 
   if (!object.is_object()) return Error{"the " + kind.kind + " object is not a JSON object"};
   if (workload != nullptr) return FindCustomPodSpecs(kind, object, *workload);
 
-  PodSpecLocation at;
-  at.spec = std::string(known->template_path) + "/spec";
-  at.metadata = std::string(known->template_path) + "/metadata";
+  std::vector<PodSpecLocation> found(1);  // not a braced list: that would copy the location
+  PodSpecLocation& at = found.front();
+  at.spec = Joined({known->template_path, "/spec"});
+  at.metadata = Joined({known->template_path, "/metadata"});
   at.is_pod = known->template_path.empty();
   JsonView spec = object.AtPointer(at.spec);
   if (!spec.present()) return std::vector<PodSpecLocation>{};
   if (!spec.is_object()) {
     return Error{kind.kind + " " + at.spec + " is not an object"};
   }
-  return std::vector<PodSpecLocation>{std::move(at)};
+  return found;
 }
 
 }  // namespace gpuadmit

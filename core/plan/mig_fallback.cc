@@ -8,6 +8,7 @@
 #include "core/kube/mig_resource.h"
 #include "core/kube/quantity.h"
 #include "core/plan/mig_catalog.h"
+#include "core/text/append.h"
 
 namespace gpuadmit {
 namespace {
@@ -136,7 +137,7 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
                      Decision& d) {
   const Policy& policy = context.policy;
   if (!policy.mig.fallback || state.opted_out) return;
-  if (auto opt = pod.Input(policy, "mig-fallback"); opt && *opt == "false") {
+  if (const auto* opt = pod.InputEntry(policy, "mig-fallback"); opt && opt->second == "false") {
     d.trail.push_back("MIG fallback: off for this pod (" + policy.Annotation("mig-fallback") +
                       ": \"false\")");
     return;
@@ -147,9 +148,11 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
   MigCatalog catalog(policy.mig);
   std::string fallback_note;
 
-  // Copy the keys: `state.effective` changes as swaps are made.
-  std::vector<std::pair<std::string, int64_t>> asked(state.effective.begin(),
-                                                     state.effective.end());
+  // Copy the MIG asks: `state.effective` changes as swaps are made.
+  std::vector<std::pair<std::string, int64_t>> asked;
+  for (const auto& [resource, count] : state.effective) {
+    if (resource.starts_with(kMigResourcePrefix)) asked.emplace_back(resource, count);
+  }
   for (const auto& [resource, count] : asked) {
     auto wanted = ParseMigResource(resource);
     if (!wanted) continue;
@@ -160,7 +163,7 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
       continue;
     }
     if (const NodeInventory* node = FindFreeNode(pod, context, resource, count)) {
-      d.trail.push_back(resource + " x" + std::to_string(count) + ": free on " + node->name());
+      d.trail.push_back(Joined({resource, " x", Digits(count), ": free on ", node->name()}));
       claim(*node, resource, count);
       continue;
     }
