@@ -17,11 +17,27 @@ struct ThreadParser {
   size_t max_depth = 0;
 };
 
+// Each thread keeps the document of the last tape it freed for its next parse. A document's
+// buffers (eight bytes of tape for each byte of text) would otherwise be allocated and freed by
+// every review, and at that size the allocator takes its slow path. Documents for texts larger
+// than this are freed, so a thread holds at most about 600 KiB.
+constexpr size_t kLargestSpareText = 64 * 1024;
+thread_local std::unique_ptr<dom::document> spare_document;
+
+std::unique_ptr<dom::document> TakeSpareDocument() {
+  if (spare_document != nullptr) return std::move(spare_document);
+  return std::make_unique<dom::document>();
+}
+
 }  // namespace
 
-JsonTape::JsonTape() : document_(std::make_unique<dom::document>()) {}
+JsonTape::JsonTape() : document_(TakeSpareDocument()) {}
 
-JsonTape::~JsonTape() = default;
+JsonTape::~JsonTape() {
+  if (spare_document == nullptr && document_->capacity() <= kLargestSpareText) {
+    spare_document = std::move(document_);
+  }
+}
 
 std::unique_ptr<const JsonTape> JsonTape::Parse(std::string_view text, size_t max_depth) {
   thread_local ThreadParser thread;

@@ -10,8 +10,9 @@
 // that nlohmann's readers accept (a lone surrogate escape, an integer past 64 bits), and nesting
 // deeper than `max_depth`: the caller falls back on those.
 //
-// Thread safety: Parse keeps one parser per thread; a parsed tape is immutable and may be read
-// from any thread.
+// Thread safety: Parse keeps one parser per thread, and each thread keeps the buffers of the
+// last tape it destroyed for its next parse; a parsed tape is immutable and may be read, and
+// destroyed, on any thread.
 #pragma once
 
 #include <cstddef>
