@@ -97,6 +97,7 @@ SchedulingConstraints ReadSchedulingConstraints(JsonView pod_spec) {
     t.requirements.insert(t.requirements.end(), fields.begin(), fields.end());
     c.required_terms.push_back(std::move(t));
   }
+  c.tolerations.reserve(tolerations.size());
   for (JsonView t : tolerations.Elements()) {
     if (!t.is_object()) continue;
     auto [key, op, value, effect] = t.Fields({"key", "operator", "value", "effect"});

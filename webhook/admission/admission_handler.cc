@@ -11,6 +11,7 @@
 #include "core/admission/review.h"
 #include "core/inventory/inventory_gauges.h"
 #include "core/plan/sharing_rules.h"
+#include "core/text/append.h"
 
 namespace gpuadmit {
 namespace {
@@ -114,18 +115,19 @@ ReviewOutcome OutcomeOf(AdmissionOutcome::Kind kind, FailureMode mode) {
 }
 
 // The status page's record of one review: copies of its strings (the answer keeps its own).
-DecisionRecord RecordOf(const ReviewAnswer& a, FailureMode mode) {
+// Takes what the answer no longer needs: all but its body and trail (the trail is copied, as the
+// handler's answer carries it too).
+DecisionRecord RecordOf(ReviewAnswer& a, FailureMode mode) {
   DecisionRecord r{.at_unix_ms = NowUnixMs(),
-                   .uid = a.uid,
-                   .object = a.summary,
+                   .uid = std::move(a.uid),
+                   .object = std::move(a.summary),
                    .outcome = OutcomeOf(a.kind, mode),
-                   .asked = a.asked,
-                   .node = a.node,
-                   .warnings = a.warnings,
+                   .asked = std::move(a.asked),
+                   .node = std::move(a.node),
+                   .warnings = std::move(a.warnings),
                    .trail = a.trail};
   for (const MigFallbackStep& step : a.decisions.fallbacks) {
-    if (!r.fallback.empty()) r.fallback += "; ";
-    r.fallback += step.from + " -> " + step.to;
+    AppendAll(r.fallback, {r.fallback.empty() ? "" : "; ", step.from, " -> ", step.to});
   }
   for (size_t i = kSharingModes; i-- > 0;) {  // the most shared mode a pod spec was given
     if (a.decisions.modes[i] == 0) continue;
@@ -209,7 +211,6 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
     ReviewAnswer& a = answer.value();
     metrics_.Inc(CounterFor(a.kind, p.failure_mode));
     CountDecisions(a.decisions, metrics_);
-    decision_log_.Record(RecordOf(a, p.failure_mode));
     if (a.skipped_stale) {
       metrics_.Inc(Counter::kSkippedStale);
       log_.Warn("GPU decision skipped: inventory stale", {{"uid", a.uid}, {"object", a.summary}});
@@ -218,16 +219,14 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
     if (a.kind == AdmissionOutcome::Kind::kError) level = LogLevel::kWarn;
     if (log_.Enabled(level)) {
       std::string trail;
-      for (const std::string& step : a.trail) {
-        if (!trail.empty()) trail += "; ";
-        trail += step;
-      }
+      for (const std::string& step : a.trail) AppendAll(trail, {trail.empty() ? "" : "; ", step});
       log_.Log(level, "review",
                {{"uid", a.uid},
                 {"object", a.summary},
                 {"outcome", OutcomeName(a.kind)},
                 {"trail", trail}});
     }
+    decision_log_.Record(RecordOf(a, p.failure_mode));  // last: it takes the answer's fields
     return {200, std::move(a.body), "application/json", std::move(a.trail)};
   } catch (const std::exception& e) {
     // Review catches what its own decisions throw; this is the last line, for what escapes
