@@ -45,12 +45,11 @@ bool ListHas(std::string_view list, std::string_view token) {
   return false;
 }
 
-// Cold and out of line: the refusals stay out of the code every request runs through.
-[[gnu::cold, gnu::noinline]] HeadParse Bad(int status, const char* reason) {
+HeadParse Bad(int status, std::string reason) {
   HeadParse p;
   p.state = HeadParse::kBad;
   p.status = status;
-  p.reason = reason;
+  p.reason = std::move(reason);
   return p;
 }
 
