@@ -177,9 +177,10 @@ AdmissionOutcome AdmissionOutcome::Fail(std::string message) {
 std::string EncodeAdmissionResponse(const AdmissionRequest& request,
                                     const AdmissionOutcome& outcome, FailureMode failure_mode) {
   bool allowed = true;
-  std::string patch;  // the RFC 6902 list, written in base64
+  std::string_view patch;  // the RFC 6902 list, written in base64
   json status;
-  std::vector<std::string> warnings = outcome.warnings;
+  const std::vector<std::string>* warnings = &outcome.warnings;
+  std::vector<std::string> with_note;  // a fail-open answer's: the note first
   switch (outcome.kind) {
     case AdmissionOutcome::Kind::kAllow:
       break;
@@ -195,9 +196,10 @@ std::string EncodeAdmissionResponse(const AdmissionRequest& request,
         allowed = false;
         status = {{"code", 500}, {"message", "gpuadmit: " + outcome.message}};
       } else {
-        warnings.insert(
-            warnings.begin(),
-            "gpuadmit could not decide and let the object pass unchanged: " + outcome.message);
+        with_note.push_back("gpuadmit could not decide and let the object pass unchanged: " +
+                            outcome.message);
+        with_note.insert(with_note.end(), outcome.warnings.begin(), outcome.warnings.end());
+        warnings = &with_note;
       }
       break;
   }
@@ -227,9 +229,9 @@ std::string EncodeAdmissionResponse(const AdmissionRequest& request,
   }
   out += R"(,"uid":)";
   append_string(out, request.uid);
-  if (!warnings.empty()) {
+  if (!warnings->empty()) {
     out += R"(,"warnings":)";
-    append(out, FitWarnings(warnings));
+    append(out, FitWarnings(*warnings));
   }
   out += "}}";
   return out;

@@ -19,11 +19,17 @@ void JsonPatch::AppendString(std::string_view s, std::string& out) {
   if (!AppendJsonString(s, out)) AppendValue(json(std::string(s)), out);
 }
 
+const std::string& JsonPatch::Text() const {
+  static const std::string kEmpty = "[]";
+  return size_ == 0 ? kEmpty : operations_;
+}
+
 void JsonPatch::Begin(std::string_view op, const PatchPath& path) {
   if (size_++ > 0) {
-    operations_ += ',';
+    operations_.back() = ',';  // was the closing bracket
   } else {
     operations_.reserve(512);  // a review's patch: one allocation, not ten doublings
+    operations_ += '[';
   }
   operations_ += R"({"op":")";
   operations_ += op;
@@ -35,26 +41,26 @@ void JsonPatch::Add(const PatchPath& path, const json& value) {
   Begin("add", path);
   operations_ += R"(,"value":)";
   AppendValue(value, operations_);
-  operations_ += '}';
+  operations_ += "}]";
 }
 
 void JsonPatch::AddString(const PatchPath& path, std::string_view value) {
   Begin("add", path);
   operations_ += R"(,"value":)";
   AppendString(value, operations_);
-  operations_ += '}';
+  operations_ += "}]";
 }
 
 void JsonPatch::AddText(const PatchPath& path, std::string_view json_text) {
   Begin("add", path);
   operations_ += R"(,"value":)";
   operations_ += json_text;
-  operations_ += '}';
+  operations_ += "}]";
 }
 
 void JsonPatch::Remove(const PatchPath& path) {
   Begin("remove", path);
-  operations_ += '}';
+  operations_ += "}]";
 }
 
 json JsonPatch::ToJson() const { return json::parse(Text()); }

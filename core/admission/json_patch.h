@@ -6,7 +6,7 @@
 //   patch.Remove(at / "limits" / "nvidia.com/mig-3g.40gb");
 //   patch.AddString(at / "limits" / "nvidia.com/mig-2g.20gb", "1");
 //   patch.Add(spec_at / "tolerations", json::array({toleration}));
-//   std::string text = patch.Text();  // [{"op":"remove","path":...},...]
+//   const std::string& text = patch.Text();  // [{"op":"remove","path":...},...]
 //
 // Thread safety: a value type.
 #pragma once
@@ -33,7 +33,7 @@ class JsonPatch {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   // The operations as a JSON array, "[]" when there are none.
-  std::string Text() const { return "[" + operations_ + "]"; }
+  const std::string& Text() const;
   // The same, parsed: for tests, and callers that read the operations back.
   nlohmann::json ToJson() const;
 
@@ -45,7 +45,9 @@ class JsonPatch {
   // Starts an operation: `{"op":"<op>","path":"<path>"`, after a comma when it is not the first.
   void Begin(std::string_view op, const PatchPath& path);
 
-  std::string operations_;  // the operations, comma-separated, without the brackets
+  // The operations as a JSON array, kept closed: each one replaces the closing bracket (with a
+  // comma after the first) and closes the array again. "" until the first.
+  std::string operations_;
   size_t size_ = 0;
 };
 

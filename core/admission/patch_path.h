@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
-#include <utility>
 
 namespace gpuadmit {
 
@@ -22,26 +21,10 @@ class PatchPath {
   // From the text of an RFC 6901 pointer, tokens already escaped ("/spec/template/spec").
   explicit PatchPath(std::string_view pointer) : text_(pointer) {}
 
-  // This path with one more object key (escaped) or array index.
-  PatchPath operator/(std::string_view token) const {
-    PatchPath out;
-    out.text_.reserve(text_.size() + 1 + token.size());
-    out.text_ = text_;
-    out.text_ += '/';
-    for (char c : token) {
-      if (c == '~') {
-        out.text_ += "~0";
-      } else if (c == '/') {
-        out.text_ += "~1";
-      } else {
-        out.text_ += c;
-      }
-    }
-    return out;
-  }
-  PatchPath operator/(size_t index) const {
-    return *this / std::string_view(std::to_string(index));
-  }
+  // This path with one more object key (escaped) or array index. Out of line: a patch's
+  // dozen paths share one copy of the escaping.
+  PatchPath operator/(std::string_view token) const;
+  PatchPath operator/(size_t index) const;
 
   const std::string& str() const { return text_; }
 

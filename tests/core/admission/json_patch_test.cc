@@ -38,6 +38,15 @@ TEST(JsonPatch, EscapesPathsAndStringsAsJson) {
   EXPECT_EQ(patch.Text(), ops.dump());
 }
 
+TEST(PatchPath, EscapesEachTokenAsAJsonPointerDoes) {
+  for (std::string token :
+       {"", "plain", "~", "/", "~~//", "/lead", "trail~", "a~1b/c~0d", "x/y~z"}) {
+    nlohmann::json::json_pointer pointer("/spec");
+    EXPECT_EQ((PatchPath("/spec") / token / 7).str(), (pointer / token / 7).to_string()) << token;
+  }
+  EXPECT_EQ((PatchPath() / 0 / 1234567890).str(), "/0/1234567890");
+}
+
 TEST(JsonPatch, IsAnEmptyListWithNoOperations) {
   JsonPatch patch;
   EXPECT_TRUE(patch.empty());
