@@ -143,7 +143,7 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
     return;
   }
   auto claim = [&](const NodeInventory& node, const std::string& resource, int64_t count) {
-    d.claims.push_back({node.name(), resource, count, node.Free(resource)});
+    CountOn(d.claims.emplace_back(), node, resource, count);
   };
   MigCatalog catalog(policy.mig);
   std::string fallback_note;

@@ -170,26 +170,25 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
   const NodeInventory& node = *ranking.chosen->node;
   const std::string& host = HostnameOf(node);
   d.node = node.name();
-  NodeSelectorRequirement pin{std::string(kHostnameLabel), "In", {host}, false};
   bool required = placement.affinity == AffinityMode::kRequired;
+  // The pin, built where it goes: a braced list would copy it.
+  NodeSelectorRequirement* pin = nullptr;
   if (required) {
-    d.required.push_back(std::move(pin));
+    pin = &d.required.emplace_back();
   } else {
     PreferredTerm& term = d.preferred.emplace_back();
     term.weight = placement.preferred_weight;
-    term.requirements.push_back(std::move(pin));  // moved: a braced list would copy it
+    pin = &term.requirements.emplace_back();
   }
+  pin->key.assign(kHostnameLabel);
+  pin->op.assign("In");
+  pin->values.emplace_back(host);
   // The devices are counted on the node the pod is steered to, replacing what an earlier
   // stage counted elsewhere, so the reservation and the affinity agree.
   for (const NodeAsk& a : asks) {
-    Claim claim{node.name(), a.resource, a.count, node.Free(a.resource)};
     auto it = std::find_if(d.claims.begin(), d.claims.end(),
                            [&](const Claim& c) { return c.resource == a.resource; });
-    if (it != d.claims.end()) {
-      *it = std::move(claim);
-    } else {
-      d.claims.push_back(std::move(claim));
-    }
+    CountOn(it != d.claims.end() ? *it : d.claims.emplace_back(), node, a.resource, a.count);
   }
   // "kubernetes.io/hostname In [gpu-1], preferred, weight 100"
   const Digits weight(placement.preferred_weight);

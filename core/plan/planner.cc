@@ -102,6 +102,13 @@ void PlanState::Swap(const std::string& from, const std::string& to, const Resou
   effective = EffectiveRequest(containers, overhead);
 }
 
+void CountOn(Claim& claim, const NodeInventory& node, std::string_view resource, int64_t count) {
+  claim.node.assign(node.name());
+  claim.resource.assign(resource);
+  claim.count = count;
+  claim.free = node.Free(resource);
+}
+
 SchedulingConstraints AsPatched(const SchedulingConstraints& pod, const Decision& d) {
   SchedulingConstraints c = pod;
   for (const auto& [key, value] : d.node_selector) c.node_selector[key] = value;

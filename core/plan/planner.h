@@ -164,6 +164,10 @@ struct PlanState {
   void Swap(const std::string& from, const std::string& to, const ResourceList& overhead);
 };
 
+// Fills `claim` with `count` of `resource` on `node` and the node's free count of it: each
+// stage that counts on devices adds its claims so, `CountOn(d.claims.emplace_back(), ...)`.
+void CountOn(Claim& claim, const NodeInventory& node, std::string_view resource, int64_t count);
+
 // The pod's constraints once `decision` so far is patched in: its nodeSelector entries and
 // required terms narrow the nodes, its tolerations (worker defaults) widen them.
 SchedulingConstraints AsPatched(const SchedulingConstraints& pod, const Decision& decision);

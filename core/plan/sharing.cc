@@ -119,7 +119,7 @@ struct Stage {
     d.swaps.push_back({kGpu, to});
     state.Swap(kGpu, to, pod.needs.overhead);
     const int64_t count = Get(state.effective, to);
-    d.claims.push_back({node.name(), to, count, node.Free(to)});
+    CountOn(d.claims.emplace_back(), node, to, count);
     state.mode = choice.mode;
     d.tally.Mark(DecisionPoint::kSharingApplied);
     d.tally.MarkMode(choice.mode);
