@@ -146,7 +146,8 @@ bool IsJsonContentType(std::string_view content_type) {
   constexpr std::string_view kJson = "application/json";
   return media.size() == kJson.size() &&
          std::equal(media.begin(), media.end(), kJson.begin(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == b;
+           // ASCII only, as media types are: std::tolower is a call into the C library per byte.
+           return (a >= 'A' && a <= 'Z' ? static_cast<char>(a - 'A' + 'a') : a) == b;
          });
 }
 
