@@ -23,9 +23,9 @@ template <typename T, typename E = Error>
 class [[nodiscard]] Result {
  public:
   // Implicit on purpose: `return value;` and `return Error{...};` read as the contract says.
-  // cppcheck-suppress noExplicitConstructor
   // A value or error is moved in once (a by-value parameter would move it twice: a request
   // of a dozen strings is returned so on every review).
+  // cppcheck-suppress noExplicitConstructor
   Result(T&& value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT
   // cppcheck-suppress noExplicitConstructor
   Result(const T& value) : state_(std::in_place_index<0>, value) {}  // NOLINT

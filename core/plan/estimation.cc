@@ -193,14 +193,10 @@ void PlanRequirements(const PodRequest& pod, const PlanContext& context, PlanSta
   // such as --dp in some CPU pod's command line is no reason to warn about it.
   const bool asks_gpus = !state.effective.empty();
   if (!asks_gpus && policy.requirements.gpu_count < GpuCountAction::kFill) return;
-  CommandLines lines;
-  if (pod.spec.present()) {
-    lines.reserve(targets.size());
-    for (size_t index : targets) {
-      lines.push_back(CommandLineOf(ContainerObject(pod.spec, state.containers[index])));
-    }
-  } else {
-    lines.resize(targets.size());
+  CommandLines lines;  // none for a container the spec lacks (CommandLineOf)
+  lines.reserve(targets.size());
+  for (size_t index : targets) {
+    lines.push_back(CommandLineOf(ContainerObject(pod.spec, state.containers[index])));
   }
   PlanCounts(pod, policy, targets, lines, state, d);
   if (!state.effective.empty()) PlanMemory(pod, policy, targets, lines, state, d);

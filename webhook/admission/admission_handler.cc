@@ -114,9 +114,9 @@ ReviewOutcome OutcomeOf(AdmissionOutcome::Kind kind, FailureMode mode) {
   return mode == FailureMode::kOpen ? ReviewOutcome::kFailOpen : ReviewOutcome::kFailClosed;
 }
 
-// The status page's record of one review: copies of its strings (the answer keeps its own).
-// Takes what the answer no longer needs: all but its body and trail (the trail is copied, as the
-// handler's answer carries it too).
+// The status page's record of one review. It takes the answer's strings, which the handler no
+// longer needs, all but the body and the trail; the trail is copied, as the handler's answer
+// carries it too.
 DecisionRecord RecordOf(ReviewAnswer& a, FailureMode mode) {
   DecisionRecord r{.at_unix_ms = NowUnixMs(),
                    .uid = std::move(a.uid),
