@@ -51,43 +51,43 @@ bool ReservationLedger::Commit(const std::string& key, const std::string& owner,
   if (!fits) return false;
   auto it = entries_.find(key);
   if (claims.empty()) {
-    if (it != entries_.end()) {
-      Count(it->second, -1);
-      entries_.erase(it);
-    }
+    if (it != entries_.end()) Erase(it);
     return true;
   }
   Entry entry{owner, claims, now + ttl_};
   // The new claims are counted before the old ones leave, and the entry is replaced in place: a
-  // key that claims again what it held (a reinvocation) keeps its totals and its node rather
+  // key that claims again what it held (a reinvocation) keeps its totals and its map node rather
   // than having them erased at zero and made again.
   Count(entry, +1);
   if (it == entries_.end()) {
-    entries_.emplace(key, std::move(entry));
+    it = entries_.emplace(key, std::move(entry)).first;
+    by_expiry_.emplace(it->second.expires, it->first);
   } else {
     Count(it->second, -1);
+    auto when = by_expiry_.extract({it->second.expires, it->first});
     it->second = std::move(entry);
+    when.value().first = it->second.expires;
+    by_expiry_.insert(std::move(when));
   }
   return true;
 }
 
+void ReservationLedger::Erase(Entries::iterator it) {
+  Count(it->second, -1);
+  by_expiry_.erase({it->second.expires, it->first});
+  entries_.erase(it);
+}
+
 void ReservationLedger::Release(std::string_view key) {
   auto it = entries_.find(key);
-  if (it == entries_.end()) return;
-  Count(it->second, -1);
-  entries_.erase(it);
+  if (it != entries_.end()) Erase(it);
 }
 
 size_t ReservationLedger::Expire(TimePoint now) {
   size_t expired = 0;
-  for (auto it = entries_.begin(); it != entries_.end();) {
-    if (it->second.expires <= now) {
-      Count(it->second, -1);
-      it = entries_.erase(it);
-      ++expired;
-    } else {
-      ++it;
-    }
+  while (!by_expiry_.empty() && by_expiry_.begin()->first <= now) {
+    Erase(entries_.find(by_expiry_.begin()->second));
+    ++expired;
   }
   return expired;
 }

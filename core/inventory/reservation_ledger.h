@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -68,7 +69,8 @@ class ReservationLedger {
               TimePoint now);
   // Ends the reservation under `key` (its pod arrived). Unknown keys are ignored.
   void Release(std::string_view key);
-  // Ends every reservation whose TTL has passed; returns how many.
+  // Ends every reservation whose TTL has passed; returns how many. O(log n) for each one ended,
+  // and O(1) when none is: Commit calls it each time.
   size_t Expire(TimePoint now);
   size_t size() const { return entries_.size(); }
   // As Reservations::Totals: O(reserved (node, resource) pairs).
@@ -92,10 +94,17 @@ class ReservationLedger {
     }
   };
 
+  using Entries = std::map<std::string, Entry, std::less<>>;
+
   void Count(const Entry& entry, int sign);
+  // Removes the entry at `it` from entries_, by_expiry_ and totals_.
+  void Erase(Entries::iterator it);
 
   std::chrono::steady_clock::duration ttl_;
-  std::map<std::string, Entry, std::less<>> entries_;
+  Entries entries_;
+  // Every entry's (expires, key), soonest first; the key views the entries_ node's own key, which
+  // stays put while the entry lives.
+  std::set<std::pair<TimePoint, std::string_view>> by_expiry_;
   // (node, resource) -> devices reserved, for O(log n) reads on the request path.
   std::map<std::pair<std::string, std::string>, int64_t, NodeResourceLess> totals_;
 };

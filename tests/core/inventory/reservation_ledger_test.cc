@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace gpuadmit {
 namespace {
 
@@ -58,6 +60,43 @@ TEST(ReservationLedger, ReservationsEndAfterTheirTtlOrWhenReleased) {
   ledger.Release("unknown");
   EXPECT_EQ(ledger.size(), 0u);
   EXPECT_EQ(ledger.Reserved("n2", k2g, ""), 0);
+}
+
+TEST(ReservationLedger, ARecommitLivesFromItsOwnTime) {
+  ReservationLedger ledger(seconds(30));
+  TimePoint t0;
+  ASSERT_TRUE(ledger.Commit("a", "ns/a", {{"n1", k2g, 1, 1}}, t0));
+  ASSERT_TRUE(ledger.Commit("a", "ns/a", {{"n1", k2g, 1, 1}}, t0 + seconds(20)));
+  EXPECT_EQ(ledger.Expire(t0 + seconds(30)), 0u);  // the first commit's time no longer counts
+  EXPECT_EQ(ledger.Reserved("n1", k2g, ""), 1);
+  EXPECT_EQ(ledger.Expire(t0 + seconds(50)), 1u);
+  EXPECT_EQ(ledger.Reserved("n1", k2g, ""), 0);
+  EXPECT_EQ(ledger.size(), 0u);
+}
+
+TEST(ReservationLedger, ExpiryEndsReservationsSoonestFirstAndOnlyOnce) {
+  ReservationLedger ledger(seconds(30));
+  TimePoint t0;
+  // Committed out of time order, with keys whose order is not their times'.
+  for (int i : {5, 1, 4, 2, 3}) {
+    std::string key = "k" + std::to_string(10 - i);
+    ASSERT_TRUE(ledger.Commit(key, "ns/" + key, {{"n1", k2g, 1, 10}}, t0 + seconds(i)));
+  }
+  ledger.Release("k8");                                            // committed at t0 + 2
+  ASSERT_TRUE(ledger.Commit("k7", "ns/k7", {}, t0 + seconds(6)));  // emptied: committed at 3
+  EXPECT_EQ(ledger.Reserved("n1", k2g, ""), 3);
+  EXPECT_EQ(ledger.Expire(t0 + seconds(31)), 1u);  // k9, at 1
+  EXPECT_EQ(ledger.Expire(t0 + seconds(33)), 0u);  // k8 and k7 ended already
+  EXPECT_EQ(ledger.Reserved("n1", k2g, ""), 2);
+  EXPECT_TRUE(ledger.Holds("k6", "ns/k6"));
+  EXPECT_EQ(ledger.Expire(t0 + seconds(34)), 1u);  // k6, at 4
+  EXPECT_FALSE(ledger.Holds("k6", "ns/k6"));
+  EXPECT_TRUE(ledger.Holds("k5", "ns/k5"));
+  // A commit expires what is due first: k5's device is free again for it to take.
+  EXPECT_TRUE(ledger.Commit("late", "ns/late", {{"n1", k2g, 1, 1}}, t0 + seconds(35)));
+  EXPECT_FALSE(ledger.Holds("k5", "ns/k5"));
+  EXPECT_EQ(ledger.size(), 1u);
+  EXPECT_EQ(ledger.Reserved("n1", k2g, ""), 1);
 }
 
 }  // namespace
