@@ -1,5 +1,6 @@
 #include "core/admission/admission.h"
 
+#include <optional>
 #include <utility>
 
 #include "core/json/json_reader.h"
@@ -76,27 +77,11 @@ std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings) {
   return out;
 }
 
-}  // namespace
-
-Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
-  JsonReadOptions options;
-  options.max_depth = kMaxJsonDepth;
-  options.skip = kUnreadSubtrees;
-  auto parsed = ParseJson(body, options);
-  if (!parsed.ok()) return parsed.error();
-  json& doc = parsed.value();
-  auto r = AdmissionRequestFrom(JsonView(doc));
-  if (!r.ok()) return r;
-  json& request = doc["request"];
-  r.value().object = TakeField(request, "object");
-  r.value().old_object = TakeField(request, "oldObject");
-  return r;
-}
-
-Result<AdmissionRequest> AdmissionRequestFrom(JsonView doc) {
+// AdmissionRequestFrom's reading, into the request its caller made in place: the error, or
+// nullopt when `r` holds every field.
+std::optional<Error> ReadRequestFields(JsonView doc, AdmissionRequest& r) {
   if (!doc.is_object()) return Error{"body is not a JSON object"};
 
-  AdmissionRequest r;
   auto [api_version, review_kind, request] = doc.Fields({"apiVersion", "kind", "request"});
   AssignText(r.api_version, api_version);
   if (r.api_version != kV1 && r.api_version != kV1Beta1) {
@@ -132,6 +117,29 @@ Result<AdmissionRequest> AdmissionRequestFrom(JsonView doc) {
   AssignText(r.name, name);
   AssignText(r.ns, ns);
   r.dry_run = dry_run.boolean();
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
+  JsonReadOptions options;
+  options.max_depth = kMaxJsonDepth;
+  options.skip = kUnreadSubtrees;
+  auto parsed = ParseJson(body, options);
+  if (!parsed.ok()) return parsed.error();
+  json& doc = parsed.value();
+  auto r = AdmissionRequestFrom(JsonView(doc));
+  if (!r.ok()) return r;
+  json& request = doc["request"];
+  r.value().object = TakeField(request, "object");
+  r.value().old_object = TakeField(request, "oldObject");
+  return r;
+}
+
+Result<AdmissionRequest> AdmissionRequestFrom(JsonView doc) {
+  Result<AdmissionRequest> r(std::in_place);
+  if (std::optional<Error> error = ReadRequestFields(doc, r.value())) r = std::move(*error);
   return r;
 }
 

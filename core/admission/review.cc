@@ -81,21 +81,24 @@ Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, co
   std::string owner = Owner(r);
   std::string key = ExistingAnnotation(r.Object(), at, annotation);
   if (key.empty() || !reservations.Holds(key, owner)) key = r.uid;
-  for (int attempt = 0; attempt < kMaxPlanAttempts; ++attempt) {
-    PlanContext plan{context.snapshot, context.policy, context.metrics, &reservations, key};
-    plan.explain = context.explain;
-    Decision d = Plan(pod, plan);
+  PlanContext plan{context.snapshot, context.policy, context.metrics, &reservations, key};
+  plan.explain = context.explain;
+  // Every path returns `d`, so it is made where the caller keeps it: a decision is not moved.
+  Decision d = Plan(pod, plan);
+  for (int attempt = 1;; ++attempt) {
     if (d.claims.empty() || d.deny) return d;
     if (reservations.Commit(key, owner, d.claims)) {
       d.annotations.emplace_back(annotation, key);
       d.trail.push_back(Joined({"reserved under ", key}));
       return d;
     }
+    if (attempt == kMaxPlanAttempts) break;
+    d = Plan(pod, plan);
   }
-  Decision unchanged;
-  unchanged.warnings.push_back("gpuadmit: " + pod.name +
-                               " left unchanged: devices taken by concurrent admissions");
-  return unchanged;
+  d = Decision{};
+  d.warnings.push_back("gpuadmit: " + pod.name +
+                       " left unchanged: devices taken by concurrent admissions");
+  return d;
 }
 
 AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
@@ -154,6 +157,35 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
   return AdmissionOutcome::Patch(std::move(patch), std::move(warnings));
 }
 
+// Decide, and what a decision that throws is answered with: a bug, not bad input, so the
+// policy's failure mode answers it, and nothing planned before it took effect.
+AdmissionOutcome DecideOrFail(const AdmissionRequest& r, const ReviewContext& context,
+                              ReviewAnswer& answer) {
+  try {
+    return Decide(r, context, answer);
+  } catch (const std::exception& e) {
+    answer.decisions = DecisionCounts{};
+    return AdmissionOutcome::Fail(std::string("internal error: ") + e.what());
+  }
+}
+
+// The review of `r`, written into `answer` where its caller keeps it.
+void ReviewInto(const AdmissionRequest& r, const ReviewContext& context, ReviewAnswer& answer) {
+  answer.uid = r.uid;
+  answer.summary = ObjectName(r);
+  AdmissionOutcome outcome = DecideOrFail(r, context, answer);
+  answer.kind = outcome.kind;
+  answer.body = EncodeAdmissionResponse(r, outcome, context.policy.failure_mode);
+  answer.warnings = std::move(outcome.warnings);  // the answer's body has them already
+}
+
+// Review's answer, made in place in the Result that carries it to the caller.
+Result<ReviewAnswer> AnswerOf(const AdmissionRequest& r, const ReviewContext& context) {
+  Result<ReviewAnswer> answer(std::in_place);
+  ReviewInto(r, context, answer.value());
+  return answer;
+}
+
 }  // namespace
 
 Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snapshot,
@@ -165,25 +197,12 @@ Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snap
 Result<ReviewAnswer> Review(std::string_view body, const ReviewContext& context) {
   auto request = DecodeForDecisions(body);
   if (!request.ok()) return request.error();
-  return ReviewRequest(request.value(), context);
+  return AnswerOf(request.value(), context);
 }
 
 ReviewAnswer ReviewRequest(const AdmissionRequest& r, const ReviewContext& context) {
   ReviewAnswer answer;
-  answer.uid = r.uid;
-  answer.summary = ObjectName(r);
-  AdmissionOutcome outcome;
-  try {
-    outcome = Decide(r, context, answer);
-  } catch (const std::exception& e) {
-    // A bug, not bad input: the policy's failure mode answers it, and nothing planned before
-    // it took effect.
-    outcome = AdmissionOutcome::Fail(std::string("internal error: ") + e.what());
-    answer.decisions = DecisionCounts{};
-  }
-  answer.kind = outcome.kind;
-  answer.body = EncodeAdmissionResponse(r, outcome, context.policy.failure_mode);
-  answer.warnings = std::move(outcome.warnings);  // the answer's body has them already
+  ReviewInto(r, context, answer);
   return answer;
 }
 

@@ -13,20 +13,27 @@ namespace {
 // tens of MiB after one 7 MiB review.
 constexpr size_t kLargestTapeBody = 256 * 1024;
 
+// The request read off `tape`, which it then keeps. Every path returns `request`, so the one
+// made by AdmissionRequestFrom is the one the caller gets: the request is never moved.
+Result<AdmissionRequest> RequestOffTape(std::shared_ptr<const JsonTape> tape) {
+  auto request = AdmissionRequestFrom(tape->root());
+  if (request.ok()) {
+    AdmissionRequest& r = request.value();
+    auto [object, old_object] = tape->root()["request"].Fields({"object", "oldObject"});
+    r.tape_object = object;
+    r.tape_old_object = old_object;
+    r.tape = std::move(tape);
+  }
+  return request;
+}
+
 }  // namespace
 
 Result<AdmissionRequest> DecodeForDecisions(std::string_view body) {
   if (body.size() > kLargestTapeBody) return DecodeAdmissionReview(body);
   std::shared_ptr<const JsonTape> tape = JsonTape::Parse(body, kMaxJsonDepth);
   if (tape == nullptr) return DecodeAdmissionReview(body);  // says why, or reads what it cannot
-  auto request = AdmissionRequestFrom(tape->root());
-  if (!request.ok()) return request;
-  AdmissionRequest& r = request.value();
-  auto [object, old_object] = tape->root()["request"].Fields({"object", "oldObject"});
-  r.tape_object = object;
-  r.tape_old_object = old_object;
-  r.tape = std::move(tape);
-  return request;
+  return RequestOffTape(std::move(tape));
 }
 
 }  // namespace gpuadmit
