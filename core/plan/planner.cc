@@ -45,18 +45,20 @@ void VisitInputs(const PodRequest& pod, const Policy& policy, Visit&& visit) {
 
 }  // namespace
 
+PodRequest::PodRequest(std::string pod_ns, std::string pod_name, JsonView pod_spec,
+                       JsonView metadata, bool pod_is_pod, std::string_view gpu_container)
+    : ns(std::move(pod_ns)),
+      name(std::move(pod_name)),
+      is_pod(pod_is_pod),
+      labels(StringsOf(metadata, "labels")),
+      annotations(StringsOf(metadata, "annotations")),
+      needs(ReadPodRequirements(pod_spec, gpu_container)),
+      constraints(ReadSchedulingConstraints(pod_spec)),
+      spec(pod_spec) {}
+
 PodRequest PodRequest::From(std::string ns, std::string name, JsonView pod_spec, JsonView metadata,
                             bool is_pod, std::string_view gpu_container) {
-  PodRequest pod;
-  pod.ns = std::move(ns);
-  pod.name = std::move(name);
-  pod.is_pod = is_pod;
-  pod.labels = StringsOf(metadata, "labels");
-  pod.annotations = StringsOf(metadata, "annotations");
-  pod.needs = ReadPodRequirements(pod_spec, gpu_container);
-  pod.constraints = ReadSchedulingConstraints(pod_spec);
-  pod.spec = pod_spec;
-  return pod;
+  return PodRequest(std::move(ns), std::move(name), pod_spec, metadata, is_pod, gpu_container);
 }
 
 const ViewMap::value_type* PodRequest::InputEntry(const Policy& policy,

@@ -76,6 +76,10 @@ struct PodRequest {
       const Policy& policy) const;
 
  private:
+  // From's fields, each made in place from what reads it (no read value is moved).
+  PodRequest(std::string pod_ns, std::string pod_name, JsonView pod_spec, JsonView metadata,
+             bool pod_is_pod, std::string_view gpu_container);
+
   // Inputs() for the annotation prefix last asked about: InputEntry is called a dozen times a
   // review, and each call would otherwise search both maps under both prefixes. The maps are
   // not changed after From(); a copy or move of the request starts without the memo (its
