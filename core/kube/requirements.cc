@@ -127,10 +127,21 @@ void MaxInto(ComputeRequest& max, const ComputeRequest& other) {
   max.memory_bytes = std::max(max.memory_bytes, other.memory_bytes);
 }
 
+// Adds container c's own request to `sum`: its requests, each defaulting to its limit (as
+// ContainerNeeds::Effective, without building that list first), or its cpu and memory.
+void AddNeedInto(ResourceList& sum, const ContainerNeeds& c) {
+  for (const auto& [r, n] : c.requests) sum[r] += n;
+  for (const auto& [r, n] : c.limits) {
+    if (!c.requests.contains(r)) sum[r] += n;
+  }
+}
+
+void AddNeedInto(ComputeRequest& sum, const ContainerNeeds& c) { AddInto(sum, c.compute); }
+
 // The scheduler's rule for a pod's effective request (see EffectiveRequest), over either kind
-// of list: `need(c)` is container c's own request.
-template <typename List, typename Need>
-List Effective(const std::vector<ContainerNeeds>& containers, const List& overhead, Need need) {
+// of list.
+template <typename List>
+List Effective(const std::vector<ContainerNeeds>& containers, const List& overhead) {
   List init_max{};
   List sidecars{};
   List apps{};
@@ -139,16 +150,16 @@ List Effective(const std::vector<ContainerNeeds>& containers, const List& overhe
       case ContainerRole::kInit: {
         // A plain init container runs alongside the sidecars started before it.
         List with_sidecars = sidecars;
-        AddInto(with_sidecars, need(c));
+        AddNeedInto(with_sidecars, c);
         MaxInto(init_max, with_sidecars);
         break;
       }
       case ContainerRole::kSidecar:
-        AddInto(sidecars, need(c));
+        AddNeedInto(sidecars, c);
         MaxInto(init_max, sidecars);
         break;
       case ContainerRole::kApp:
-        AddInto(apps, need(c));
+        AddNeedInto(apps, c);
         break;
     }
   }
@@ -189,16 +200,13 @@ PodRequirements ReadPodRequirements(JsonView pod_spec, std::string_view gpu_cont
   std::array<bool, 2> has_overhead{};
   ReadList(pod_spec["overhead"], nullptr, out.overhead, overhead, has_overhead, out.warnings);
   out.effective = EffectiveRequest(out.containers, out.overhead);
-  out.compute =
-      Effective(out.containers, overhead,
-                [](const ContainerNeeds& c) -> const ComputeRequest& { return c.compute; });
+  out.compute = Effective(out.containers, overhead);
   return out;
 }
 
 ResourceList EffectiveRequest(const std::vector<ContainerNeeds>& containers,
                               const ResourceList& overhead) {
-  ResourceList apps =
-      Effective(containers, overhead, [](const ContainerNeeds& c) { return c.Effective(); });
+  ResourceList apps = Effective(containers, overhead);
   std::erase_if(apps, [](const auto& entry) { return entry.second == 0; });
   return apps;
 }
