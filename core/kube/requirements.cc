@@ -127,8 +127,8 @@ void MaxInto(ComputeRequest& max, const ComputeRequest& other) {
   max.memory_bytes = std::max(max.memory_bytes, other.memory_bytes);
 }
 
-// Adds container c's own request to `sum`: its requests, each defaulting to its limit (as
-// ContainerNeeds::Effective, without building that list first), or its cpu and memory.
+// Adds container c's own request to `sum`: its requests, each defaulting to its limit, or its
+// cpu and memory.
 void AddNeedInto(ResourceList& sum, const ContainerNeeds& c) {
   for (const auto& [r, n] : c.requests) sum[r] += n;
   for (const auto& [r, n] : c.limits) {
@@ -183,12 +183,6 @@ int64_t Get(const ResourceList& list, std::string_view resource) {
 }
 
 bool IsManagedResource(std::string_view resource) { return resource.starts_with("nvidia.com/"); }
-
-ResourceList ContainerNeeds::Effective() const {
-  ResourceList out = limits;
-  for (const auto& [r, n] : requests) out[r] = n;
-  return out;
-}
 
 PodRequirements ReadPodRequirements(JsonView pod_spec, std::string_view gpu_container) {
   PodRequirements out;

@@ -44,9 +44,8 @@ struct ContainerNeeds {
   std::string field = "containers";
   size_t index = 0;
   ResourceList limits;
-  ResourceList requests;           // as written; see Effective() for the defaulted value
-  ResourceList Effective() const;  // requests, each defaulting to its limit
-  ComputeRequest compute;          // its cpu and memory request, each defaulting to its limit
+  ResourceList requests;   // as written; a resource absent here counts at its limit
+  ComputeRequest compute;  // its cpu and memory request, each defaulting to its limit
 };
 
 struct PodRequirements {
