@@ -71,6 +71,19 @@ Options:
                         64). One carries one request at a time: a request due
                         while all are busy waits for one, and that wait counts
                         in its latency
+  --callgrind           with --rate: run each server under valgrind's callgrind
+                        (cache simulation) and report, per request served,
+                        the instructions and the code lines (64-byte lines
+                        missed in a 32 KiB L1i) its event loop ran, with the
+                        gpuadmit/nginx ratios. Counts, not times: the host's
+                        steal and noise do not move them. valgrind runs a
+                        server some 50x slower, so use a low rate (e.g.
+                        --rate 100 --duration 20 --warmup 0); the latencies
+                        and CPU figures of such a run are valgrind's, not the
+                        server's. Requests are counted from the load sent
+                        (rate x (warm-up + duration) each point), not from
+                        the server: the readiness and sanity requests (under
+                        ten) are left out. Not with --controls
   --only nginx|gpuadmit run one server only
   --gpuadmit PATH       gpuadmit binary (default build/gpuadmit)
   --gpuadmit-arg ARG    extra argument for `gpuadmit serve` (repeatable)
@@ -158,6 +171,7 @@ keep_tmp=0
 strict=0
 lua="$SCRIPT_DIR/admission.lua"
 client=wrk
+callgrind=0
 load_client="$REPO_ROOT/build/bench/gpuadmit_load"
 
 need_arg() { [[ $# -ge 2 ]] || usage_error "$1 needs a value"; }
@@ -172,6 +186,7 @@ while [[ $# -gt 0 ]]; do
     --rate-connections) need_arg "$@"; rate_connections=$2; shift 2 ;;
     --rounds) need_arg "$@"; rounds=$2; shift 2 ;;
     --controls) controls=1; shift ;;
+    --callgrind) callgrind=1; shift ;;
     --control-body) need_arg "$@"; control_body=$(abspath "$2"); shift 2 ;;
     --only) need_arg "$@"; only=$2; shift 2 ;;
     --gpuadmit) need_arg "$@"; gpuadmit_bin=$(abspath "$2"); shift 2 ;;
@@ -229,6 +244,10 @@ case $only in
 esac
 [[ $controls == 0 || $mode == open ]] || usage_error "--controls needs --rate"
 [[ $controls == 0 || $only != nginx ]] || usage_error "--controls are gpuadmit's; not with --only nginx"
+[[ $callgrind == 0 || $mode == open ]] || usage_error "--callgrind needs --rate"
+[[ $callgrind == 0 || $controls == 0 ]] \
+  || usage_error "--callgrind and --controls exclude each other (one gpuadmit serves all three)"
+[[ $callgrind == 0 || -z $target_url ]] || usage_error "--callgrind runs the servers it starts; not with --target-url"
 if [[ -n $target_url && $only == nginx ]]; then
   usage_error "--target-url is the gpuadmit target; it makes no sense with --only nginx"
 fi
@@ -255,6 +274,7 @@ python=python3
 [[ -x /usr/bin/python3 ]] && python=/usr/bin/python3
 need_tool "$python" "used to pick free ports and to summarise"
 if [[ -n $server_cpus || -n $client_cpus ]]; then need_tool taskset "util-linux"; fi
+[[ $callgrind == 0 ]] || need_tool valgrind "apt-get install valgrind"
 need_file "$lua" "the wrk script"
 need_file "$body" "request body"
 [[ $controls == 0 ]] || need_file "$control_body" "--control-body"
@@ -282,12 +302,14 @@ workdir=$(mktemp -d "${TMPDIR:-/tmp}/gpuadmit-load.XXXXXX")
 mkdir "$workdir/latencies"
 pids=()
 
+# stop_pid PID: SIGTERM, then SIGKILL after stop_steps x 50 ms.
+stop_steps=60
 stop_pid() {
   local pid=$1 i children
   kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
   children=$(pgrep -P "$pid" 2>/dev/null || true)
   kill -TERM "$pid" 2>/dev/null || true
-  for ((i = 0; i < 60; i++)); do
+  for ((i = 0; i < stop_steps; i++)); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done
@@ -334,10 +356,11 @@ s.close()'
 
 now_ms() { date +%s%3N; }
 
-# wait_ready URL PID-or-empty: poll until URL answers 200; at most 10 s, 50 ms apart.
+# wait_ready URL PID-or-empty: poll until URL answers 200; at most ready_s, 50 ms apart.
+ready_s=10
 wait_ready() {
   local url=$1 pid=$2 deadline code
-  deadline=$(($(now_ms) + 10000))
+  deadline=$(($(now_ms) + ready_s * 1000))
   while (($(now_ms) < deadline)); do
     code=$(curl -sk -o /dev/null --max-time 1 -w '%{http_code}' "$url" 2>/dev/null || true)
     [[ $code == 200 ]] && return 0
@@ -357,6 +380,17 @@ show_log() {
 
 server_prefix=()
 [[ -n $server_cpus ]] && server_prefix=(taskset -c "$server_cpus")
+# --callgrind: each server's event loop counted from its first turn (gpuadmit's loops run
+# EventLoop::Run for good; nginx's workers call ngx_process_events_and_timers each turn), one
+# file per process; valgrind starts and stops slowly, and writes its counts on the way out.
+if [[ $callgrind == 1 ]]; then
+  mkdir "$workdir/callgrind"
+  server_prefix+=(valgrind --tool=callgrind --cache-sim=yes --collect-atstart=no
+    "--toggle-collect=gpuadmit::EventLoop::Run()" --toggle-collect=ngx_process_events_and_timers
+    "--callgrind-out-file=$workdir/callgrind/callgrind.%p" --log-file="$workdir/callgrind/valgrind.%p.log")
+  ready_s=120
+  stop_steps=1200
+fi
 client_prefix=()
 [[ -n $client_cpus ]] && client_prefix=(taskset -c "$client_cpus")
 
@@ -449,7 +483,7 @@ EOF
   if ! wait_ready "https://127.0.0.1:$port/readyz" "$nginx_pid"; then
     show_log "$d/error.log"
     show_log "$d/stdout.log"
-    die "nginx did not become ready on 127.0.0.1:$port within 10 s"
+    die "nginx did not become ready on 127.0.0.1:$port within $ready_s s"
   fi
 }
 
@@ -469,7 +503,7 @@ start_gpuadmit() {
       wait "$gpuadmit_pid" || st=$?
       die "gpuadmit exited with status $st before it was ready"
     fi
-    die "gpuadmit did not answer 200 on https://127.0.0.1:$port/readyz within 10 s"
+    die "gpuadmit did not answer 200 on https://127.0.0.1:$port/readyz within $ready_s s"
   fi
 }
 
@@ -524,6 +558,9 @@ EOF
   echo "sanity controls: no-plan answered allowed without a patch; no-review answered 404 twice on one kept connection" >&2
 }
 
+# Requests sent to each server over the run, warm-ups included (--callgrind divides by them).
+declare -A load_sent=()
+
 # ---- one measured point --------------------------------------------------------
 # point SERVER URL CONC [RATE ROUND] -> appends one JSON line to $out and echoes it. With RATE,
 # open loop at RATE req/s over CONC connections, round ROUND of --rounds; the point is named by
@@ -556,6 +593,7 @@ point() {
     fi
     result=$(sed -n 's/^LOAD_RESULT //p' "$workdir/load.out" | tail -n 1)
     [[ -n $result ]] || { cat "$workdir/load.out" >&2; die "gpuadmit_load printed no LOAD_RESULT line for $server $name"; }
+    [[ -n $rate ]] && load_sent[$server]=$((${load_sent[$server]:-0} + rate * (warmup + duration)))
   else
     key=wrk
     if ((warmup > 0)); then
@@ -755,6 +793,57 @@ with open(out, "a") as f:
                                            "p99": percentile(values, 99),
                                            "p999": percentile(values, 99.9),
                                            "max": values[-1]}}) + "\n")
+EOF
+fi
+
+# ---- --callgrind: the servers stopped (valgrind writes its counts as each exits), then per request
+if [[ $callgrind == 1 ]]; then
+  [[ $run_nginx == 0 ]] || stop_pid "$nginx_pid"
+  [[ $run_gpuadmit == 0 ]] || stop_pid "$gpuadmit_pid"
+  "$python" - "$workdir/callgrind" "$out" "nginx=${load_sent[nginx]:-0}" \
+    "gpuadmit=${load_sent[gpuadmit]:-0}" <<'EOF' || die "could not read callgrind's counts in $workdir/callgrind"
+import json, os, sys
+folder, out = sys.argv[1], sys.argv[2]
+sent = dict(arg.split("=") for arg in sys.argv[3:])
+totals = {}
+for name in sorted(os.listdir(folder)):
+    if not name.startswith("callgrind."):
+        continue
+    cmd, events, counts = "", None, None
+    with open(os.path.join(folder, name)) as f:
+        for line in f:
+            if line.startswith("cmd:"):
+                cmd = line.split()[1]
+            elif line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith("totals:"):
+                counts = [int(v) for v in line.split()[1:]]
+    if events is None or counts is None:
+        sys.exit(f"{name}: no events or totals line (did valgrind finish writing it?)")
+    server = "nginx" if "nginx" in os.path.basename(cmd) else "gpuadmit"
+    mine = totals.setdefault(server, dict.fromkeys(events, 0))
+    for event, count in zip(events, counts):
+        mine[event] += count
+rows = {}
+with open(out, "a") as f:
+    for server in ("nginx", "gpuadmit"):
+        if server not in totals or int(sent[server]) == 0:
+            continue
+        n, t = int(sent[server]), totals[server]
+        rows[server] = {"instructions": t["Ir"] / n, "code_lines": t["I1mr"] / n,
+                        "data_lines": (t["D1mr"] + t["D1mw"]) / n}
+        f.write(json.dumps({"kind": "callgrind", "server": server, "requests": n,
+                            "per_request": rows[server]}) + "\n")
+print()
+print("callgrind: per request served, the event loop's counts (64-byte lines missed in L1i/L1d)")
+print(f"{'server':<10}{'instructions':>14}{'code_lines':>12}{'data_lines':>12}")
+for server, r in rows.items():
+    print(f"{server:<10}{r['instructions']:>14,.0f}{r['code_lines']:>12,.0f}{r['data_lines']:>12,.0f}")
+if len(rows) == 2:
+    g, x = rows["gpuadmit"], rows["nginx"]
+    print(f"{'ratio':<10}{g['instructions'] / x['instructions']:>14.2f}"
+          f"{g['code_lines'] / x['code_lines']:>12.2f}{g['data_lines'] / x['data_lines']:>12.2f}")
+print("(the latencies and CPU times below were taken under valgrind: they are not the servers')")
 EOF
 fi
 

@@ -9,11 +9,12 @@
 # and two) whose points carry the open-loop fields with every scheduled request answered, sane
 # latencies and the servers' CPU time per request, summarised per round, by median and pooled
 # (every round's latencies, percentiles taken once); the two controls of --controls measured and
-# summarised; bad options refused with exit 2; the CPU-only control answered as nginx answers it;
-# and nothing left behind (processes or temporary files).
-# Hermetic: loopback, free ports, a private TMPDIR. Needs wrk, nginx-light, curl, openssl (all in
-# the Makefile's DEBS). Exit status: 0 all passed, 1 a check failed, 77 wrk or nginx is absent
-# (skipped).
+# summarised; --callgrind's counts per request for both servers; bad options refused with exit
+# 2; the CPU-only control answered as nginx answers it; and nothing left behind (processes or
+# temporary files).
+# Hermetic: loopback, free ports, a private TMPDIR. Needs wrk, nginx-light, curl, openssl and
+# valgrind (all in the Makefile's DEBS). Exit status: 0 all passed, 1 a check failed, 77 wrk,
+# nginx or valgrind is absent (skipped).
 set -uo pipefail
 
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,9 +23,9 @@ load_client="${2:?usage: load_run_test.sh GPUADMIT GPUADMIT_LOAD [REPO_ROOT]}"
 repo="$(cd "${3:-${script_dir}/../..}" && pwd)" || exit 1
 run="${repo}/bench/load/run.sh"
 
-for tool in wrk /usr/sbin/nginx; do
+for tool in wrk /usr/sbin/nginx valgrind; do
   if ! command -v "${tool}" >/dev/null 2>&1; then
-    echo "SKIP: ${tool} not found (apt-get install wrk nginx-light)"
+    echo "SKIP: ${tool} not found (apt-get install wrk nginx-light valgrind)"
     exit 77
   fi
 done
@@ -249,6 +250,39 @@ else
   pass "controls: no-plan and no-review measured after gpuadmit, every request answered, summarised"
 fi
 
+# run.sh --callgrind: both servers run under callgrind, and each one's counts per request come
+# back (a JSON line per server, the table with its ratio line) from the requests actually sent.
+callgrind_out="${tmp}/callgrind.jsonl"
+callgrind_log="${tmp}/callgrind.log"
+if ! TMPDIR="${tmp}/t" "${run}" --gpuadmit "${gpuadmit}" --load-client "${load_client}" \
+    --callgrind --rate 20 --duration 2 --warmup 0 --rate-connections 2 --client-threads 1 \
+    --out "${callgrind_out}" >"${callgrind_log}" 2>&1; then
+  fail "callgrind: run.sh --callgrind failed"
+  tail -n 20 "${callgrind_log}"
+elif ! why="$(/usr/bin/python3 - "${callgrind_out}" 2>&1 <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+counts = {l["server"]: l for l in lines if l["kind"] == "callgrind"}
+if sorted(counts) != ["gpuadmit", "nginx"]:
+    sys.exit(f"want a callgrind line for each server, got {sorted(counts)}")
+for server, line in counts.items():
+    r = line["per_request"]
+    if line["requests"] != 40:
+        sys.exit(f"{server}: {line['requests']} requests counted, want 20 req/s x 2 s = 40")
+    # A served request decrypts, parses and answers: thousands of instructions and hundreds of
+    # code lines at the least, for either server.
+    if not (r["instructions"] > 5000 and 50 < r["code_lines"] < r["instructions"] / 4):
+        sys.exit(f"{server}: implausible counts {r}")
+EOF
+)"; then
+  fail "callgrind: ${why}"
+elif ! grep -Eq "^ratio +[0-9.]+ +[0-9.]+ +[0-9.]+$" "${callgrind_log}"; then
+  fail "callgrind: no ratio line in the table"
+  tail -n 20 "${callgrind_log}"
+else
+  pass "callgrind: both servers counted under valgrind, per request, with their ratios"
+fi
+
 # gpuadmit_load itself refuses a rate that is not a number, with its usage (which names --rate).
 status=0
 message="$("${load_client}" --url https://127.0.0.1:1/mutate --body /dev/null --rate fast 2>&1)" \
@@ -292,6 +326,8 @@ usage --rounds 2
 usage --controls
 usage --rate 100 --controls --only nginx
 usage --rate 100 --controls --control-body "${tmp}/no-such-body.json"
+usage --callgrind
+usage --rate 100 --callgrind --controls
 
 # The CPU-only control (bench/fixtures/pod-review-cpu-3k.json, docs/performance.md) is answered
 # as nginx answers: allowed, no patch, in as many bytes. Were a policy change to patch it, the
