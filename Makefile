@@ -112,6 +112,8 @@ bench: build
 	  --load-client $(BUILD)/bench/gpuadmit_load
 	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --load-client $(BUILD)/bench/gpuadmit_load \
 	  --rate "1000 5000" --rounds 10 --duration 2 --controls
+	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --load-client $(BUILD)/bench/gpuadmit_load \
+	  --callgrind --rate 100 --duration 20 --warmup 0 --rate-connections 4 --client-threads 1
 
 deploy:
 	kubectl apply -k manifests/
