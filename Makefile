@@ -34,7 +34,7 @@ help:
 	@echo "make test    build and run every test"
 	@echo "make test-sanitize  the tests again under ASan and UBSan (build-sanitize/)"
 	@echo "make fuzz    every libFuzzer target for FUZZ_SECONDS (default 60) each (build-fuzz/, clang)"
-	@echo "make bench   micro-benchmarks and the HTTPS load comparison with nginx (closed and open loop)"
+	@echo "make bench   micro-benchmarks and the HTTPS load comparison with nginx (closed and open loop; counted under callgrind)"
 	@echo "make image   the OCI image build/gpuadmit-VERSION.oci.tar (mmdebstrap, buildah; root)"
 	@echo "make test-image  the image built twice (one digest), its smoke test, the Dockerfile"
 	@echo "make certs   dev CA and serving certificate in certs/dev/"
