@@ -13,8 +13,10 @@ namespace {
 
 ViewMap StringsOf(JsonView metadata, const char* field) {
   ViewMap out;
-  for (const auto& [k, v] : metadata[field].Members()) {
-    if (v.is_string()) out.emplace_hint(out.end(), k, v.string());  // Members() come in key order
+  std::vector<JsonView::Member> members = metadata[field].Members();
+  out.reserve(members.size());
+  for (const auto& [k, v] : members) {
+    if (v.is_string()) out.Append(k, v.string());  // Members() come in key order
   }
   return out;
 }

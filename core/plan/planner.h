@@ -34,13 +34,12 @@
 #include "core/kube/requirements.h"
 #include "core/kube/scheduling.h"
 #include "core/plan/decision_counts.h"
+#include "core/plan/view_map.h"
 #include "core/policy/policy.h"
 
 namespace gpuadmit {
 
 using StringMap = std::map<std::string, std::string, std::less<>>;
-// Keys and values viewed where they were read: the admitted object's labels and annotations.
-using ViewMap = std::map<std::string_view, std::string_view, std::less<>>;
 
 struct PodRequest {
   std::string ns;

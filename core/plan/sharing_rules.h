@@ -9,12 +9,12 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/plan/view_map.h"
 #include "core/policy/policy.h"
 
 namespace gpuadmit {
@@ -29,7 +29,7 @@ std::optional<SharingMode> ParseSharingMode(std::string_view text);
 // What a selector reads of a pod.
 struct SharingFacts {
   std::string_view ns;
-  const std::map<std::string_view, std::string_view, std::less<>>* labels = nullptr;
+  const ViewMap* labels = nullptr;
   std::string workload_type;  // lower case; "" when the pod declares none
   int64_t gpus = 0;           // nvidia.com/gpu, after the requirements stage
   int64_t memory_mib = 0;     // GPU memory need per GPU; 0 when unknown

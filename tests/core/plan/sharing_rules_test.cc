@@ -2,14 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include <map>
-
 namespace gpuadmit {
 namespace {
 
 TEST(SharingSelector, EachKindMatchesAndMisses) {
-  std::map<std::string_view, std::string_view, std::less<>> labels = {{"team", "search"},
-                                                                      {"tier", "gold"}};
+  ViewMap labels = {{"tier", "gold"}, {"team", "search"}};
   SharingFacts facts{"ml", &labels, "inference", 1, 12000};
   struct Case {
     const char* name;
@@ -55,7 +52,7 @@ TEST(SharingModeNames, ParseWhatTheyPrint) {
 }
 
 TEST(FirstMatchingRule, TheFirstInPolicyOrderWins) {
-  std::map<std::string_view, std::string_view, std::less<>> labels;
+  ViewMap labels;
   SharingFacts facts{"ml", &labels, "inference", 1, 0};
   std::vector<SharingRule> rules = {
       {"other-ns", 9, {.namespaces = {"default"}}, SharingMode::kMig, ""},
