@@ -179,8 +179,8 @@ const NodeInventory* FindFreeNodeUnder(const SchedulingConstraints& constraints,
 
 Decision Plan(const PodRequest& pod, const PlanContext& context) {
   Decision d;
-  d.warnings = pod.needs.warnings;
   if (!pod.needs.warnings.empty()) {
+    d.warnings = pod.needs.warnings;
     // Half a reading of the GPU ask is no basis for changing it; the apiserver rejects the
     // malformed quantities anyway.
     d.trail.push_back("GPU quantities unreadable: not planned");

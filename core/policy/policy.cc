@@ -9,6 +9,7 @@
 
 #include "core/policy/policy_sections.h"
 #include "core/policy/policy_validator.h"
+#include "core/text/append.h"
 
 namespace gpuadmit {
 namespace {
@@ -64,7 +65,7 @@ void ReadPolicy(const YAML::Node& root, PolicyValidator& v, Policy& p) {
 }  // namespace
 
 std::string Policy::Annotation(std::string_view name) const {
-  return annotation_prefix + "/" + std::string(name);
+  return Joined({annotation_prefix, "/", name});  // served reviews ask for one or two a review
 }
 
 std::vector<std::string> Policy::InputKeys(std::string_view name) const {
