@@ -73,11 +73,12 @@ Options:
                         in its latency
   --callgrind           with --rate: run each server under valgrind's callgrind
                         (cache simulation) and report, per request served,
-                        the instructions and the code lines (64-byte lines
-                        missed in a 32 KiB L1i) its event loop ran, with the
-                        gpuadmit/nginx ratios. Counts, not times: the host's
-                        steal and noise do not move them. valgrind runs a
-                        server some 50x slower, so use a low rate (e.g.
+                        the instructions, code lines and data lines (64-byte
+                        lines missed in a 32 KiB L1i and L1d) its event loop
+                        ran, with the gpuadmit/nginx ratios. Counts, not
+                        times: the host's steal and noise do not move them.
+                        valgrind runs a server some 50x slower, so use a
+                        low rate (e.g.
                         --rate 100 --duration 20 --warmup 0); the latencies
                         and CPU figures of such a run are valgrind's, not the
                         server's. Requests are counted from the load sent
