@@ -126,6 +126,35 @@ TEST(JsonView, ReadsSeveralFieldsInOnePassAsOperatorIndexReadsEach) {
   }
 }
 
+// The tape's key scans step over each value by its shape: one word for a string, a literal or
+// null, two for a number, an object or array to past its end (nested, empty or not). A key is
+// found after every shape, among keys of its length, and an escaped key by its unescaped text.
+TEST(JsonView, FindsKeysAfterValuesOfEveryShape) {
+  BothWays doc(R"({"s":"x","i":-1,"u":18446744073709551615,"d":2.5,"t":true,"f":false,"n":null,
+                  "o":{"in":{"deep":[1,{"k":"v"}]}},"a":[[],{},[1,2.5]],"e":{},"z":[],
+                  "q\"k":"quoted","":"empty","sx":"after","k":"v2","last":7})");
+  for (JsonView root : doc.views()) {
+    EXPECT_EQ(root["last"].integer(), 7);
+    EXPECT_EQ(root["sx"].string(), "after");
+    EXPECT_EQ(root["q\"k"].string(), "quoted");
+    EXPECT_EQ(root[""].string(), "empty");
+    EXPECT_EQ(root["k"].string(), "v2");  // not the "k" nested in "o"
+    EXPECT_EQ(root["o"]["in"]["deep"][1]["k"].string(), "v");
+    EXPECT_EQ(root["a"][2][1].Dump(), "2.5");
+    EXPECT_TRUE(root["e"].is_object());
+    EXPECT_FALSE(root["missing"].present());
+    EXPECT_FALSE(root["l"].present());  // the length of a key there, and no such key
+    auto [u, d, n, last, none] = root.Fields({"u", "d", "n", "last", "o2"});
+    EXPECT_EQ(u.Dump(), "18446744073709551615");
+    EXPECT_EQ(d.Dump(), "2.5");
+    EXPECT_TRUE(n.present() && n.is_null());
+    EXPECT_EQ(last.integer(), 7);
+    EXPECT_FALSE(none.present());
+    EXPECT_EQ(root.Members().size(), 16u);
+    EXPECT_EQ(root["o"]["in"].Members().size(), 1u);
+  }
+}
+
 TEST(JsonView, FollowsAPointerThroughObjectsAndArraysWithEscapes) {
   BothWays doc(R"({"spec":{"template":{"spec":{"a/b":{"c~d":[10,{"e":"found"}]}}}}})");
   for (JsonView root : doc.views()) {
