@@ -139,9 +139,17 @@ void SetNodeSelector(JsonView spec, const Pointer& spec_at, const StringMap& wan
   if (wanted.empty()) return;
   JsonView existing = spec["nodeSelector"];
   if (!existing.is_object()) {
-    json map = json::object();
-    for (const auto& [k, v] : wanted) map[k] = v;
-    patch.Add(spec_at / "nodeSelector", std::move(map));
+    std::string map;  // keys in name order, as nlohmann's map wrote them before
+    char separator = '{';
+    for (const auto& [k, v] : wanted) {
+      map += separator;
+      separator = ',';
+      JsonPatch::AppendString(k, map);
+      map += ':';
+      JsonPatch::AppendString(v, map);
+    }
+    map += '}';
+    patch.AddText(spec_at / "nodeSelector", map);
     return;
   }
   for (const auto& [k, v] : wanted) {

@@ -235,18 +235,21 @@ void PatchNodeAffinity(JsonView spec, const Pointer& spec_at, const Decision& d,
   patch.AddText(whole ? spec_at / "affinity" : at, value);
 }
 
-// One "add" per element of `values`, appended to the list at `list` ("/-").
-void AppendEach(const json& values, const Pointer& list, JsonPatch& patch) {
-  for (const json& v : values) patch.Add(list / "-", v);
-}
-
-json TolerationJson(const Toleration& t) {
-  json j = json::object();
-  if (!t.key.empty()) j["key"] = t.key;
-  j["operator"] = t.op.empty() ? "Equal" : t.op;
-  if (!t.value.empty()) j["value"] = t.value;
-  if (!t.effect.empty()) j["effect"] = t.effect;
-  return j;
+// A toleration as JSON text, its keys in name order as nlohmann's map wrote them before.
+void AppendToleration(const Toleration& t, std::string& out) {
+  char separator = '{';
+  auto field = [&](std::string_view key, std::string_view value) {
+    out += separator;
+    separator = ',';
+    JsonPatch::AppendString(key, out);
+    out += ':';
+    JsonPatch::AppendString(value, out);
+  };
+  if (!t.effect.empty()) field("effect", t.effect);
+  if (!t.key.empty()) field("key", t.key);
+  field("operator", t.op.empty() ? "Equal" : t.op);
+  if (!t.value.empty()) field("value", t.value);
+  out += '}';
 }
 
 bool SameToleration(JsonView existing, const Toleration& t) {
@@ -255,21 +258,36 @@ bool SameToleration(JsonView existing, const Toleration& t) {
          existing["value"].string() == t.value && existing["effect"].string() == t.effect;
 }
 
+// Adds the decision's tolerations the spec lacks: each appended to its list, or the list whole
+// when the spec has none.
 void PatchTolerations(JsonView spec, const Pointer& spec_at, const Decision& d, JsonPatch& patch) {
+  if (d.tolerations.empty()) return;
   JsonView existing = spec["tolerations"];
   auto list = existing.Elements();
-  json missing = json::array();
+  std::vector<const Toleration*> missing;
   for (const Toleration& t : d.tolerations) {
     bool present =
         std::any_of(list.begin(), list.end(), [&](JsonView e) { return SameToleration(e, t); });
-    if (!present) missing.push_back(TolerationJson(t));
+    if (!present) missing.push_back(&t);
   }
   if (missing.empty()) return;
+  std::string value;
   if (!existing.is_array()) {
-    patch.Add(spec_at / "tolerations", std::move(missing));
+    char separator = '[';
+    for (const Toleration* t : missing) {
+      value += separator;
+      separator = ',';
+      AppendToleration(*t, value);
+    }
+    value += ']';
+    patch.AddText(spec_at / "tolerations", value);
     return;
   }
-  AppendEach(missing, spec_at / "tolerations", patch);
+  for (const Toleration* t : missing) {
+    value.clear();
+    AppendToleration(*t, value);
+    patch.AddText(spec_at / "tolerations" / "-", value);
+  }
 }
 
 bool AsksForGpus(JsonView container) {
