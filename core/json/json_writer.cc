@@ -1,11 +1,11 @@
 #include "core/json/json_writer.h"
 
-#include <array>
 #include <charconv>
 #include <cstdint>
 #include <string_view>
 
 #include "core/json/json_reader.h"
+#include "core/text/plain_run.h"
 
 namespace gpuadmit {
 namespace {
@@ -44,21 +44,13 @@ void AppendEscape(unsigned char c, std::string& out) {
   }
 }
 
-// Bytes copied as they are: ASCII from the space up, but '"' and '\\'.
-constexpr auto kPlain = [] {
-  std::array<bool, 256> plain{};
-  for (int c = 0x20; c < 0x80; ++c) plain[c] = c != '"' && c != '\\';
-  return plain;
-}();
-
 bool AppendString(std::string_view s, std::string& out) {
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
   const size_t n = s.size();
   out += '"';
   size_t plain = 0;  // start of the run not yet copied
   bool ascii = true;
-  for (size_t i = 0; i < n; ++i) {
-    if (kPlain[p[i]]) continue;
+  for (size_t i = PlainRun(s); i < n; i += 1 + PlainRun(s.substr(i + 1))) {
     if (p[i] >= 0x80) {
       ascii = false;
       continue;

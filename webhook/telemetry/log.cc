@@ -9,6 +9,8 @@
 #include <ctime>
 #include <limits>
 
+#include "core/text/plain_run.h"
+
 namespace gpuadmit {
 namespace {
 
@@ -44,9 +46,9 @@ void AppendValue(std::string& line, std::string_view value) {
   }
   line += '"';
   size_t run = 0;  // start of the bytes not yet copied
-  for (size_t i = 0; i < value.size(); ++i) {
+  for (size_t i = PlainRun(value); i < value.size(); i += 1 + PlainRun(value.substr(i + 1))) {
     char c = value[i];
-    if (!Needs(c, kNeedsEscape)) continue;
+    if (!Needs(c, kNeedsEscape)) continue;  // 0x80 and up
     line.append(value, run, i - run);
     run = i + 1;
     if (c == '\n') {
