@@ -3,6 +3,8 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -238,8 +240,24 @@ void JsonView::FieldsInto(const std::string_view* keys, JsonView* values, size_t
   }
   auto object = Load<TapePlace>(tape_);
   if (!IsTapeObject(object)) return;
+  // Which of `keys` have each length (modulo 16): a member's key is compared with those alone,
+  // not with all n. A review's objects have a dozen members and its readers ask for up to eight.
+  using KeySet = uint32_t;
+  if (n > 8 * sizeof(KeySet)) {
+    ForEachTapeMember(object, [&](std::string_view key, size_t value) {
+      for (size_t i = 0; i < n; ++i) {
+        if (SameKey(key, keys[i]))
+          values[i] = ViewAt({object.doc, value});  // a duplicate: the last
+      }
+    });
+    return;
+  }
+  KeySet of_length[16] = {};
+  for (size_t i = 0; i < n; ++i) of_length[keys[i].size() % 16] |= KeySet{1} << i;
   ForEachTapeMember(object, [&](std::string_view key, size_t value) {
-    for (size_t i = 0; i < n; ++i) {
+    for (KeySet candidates = of_length[key.size() % 16]; candidates != 0;
+         candidates &= candidates - 1) {
+      const int i = std::countr_zero(candidates);
       if (SameKey(key, keys[i])) values[i] = ViewAt({object.doc, value});  // a duplicate: the last
     }
   });

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <thread>
@@ -123,6 +124,37 @@ TEST(JsonView, ReadsSeveralFieldsInOnePassAsOperatorIndexReadsEach) {
     EXPECT_EQ(name.integer(), 7);
     auto [none] = root["name"].Fields({"uid"});
     EXPECT_FALSE(none.present());
+  }
+}
+
+// Fields compares a member's key only with the keys asked for whose length is the same modulo
+// 16: keys 16 apart in length share a slot and are still told apart, and a call that asks for
+// more than 32 keys reads them all too.
+TEST(JsonView, ReadsFieldsWhoseLengthsShareASlotAndManyFieldsAtOnce) {
+  BothWays doc(R"({"b":1,"a":2,"aaaaaaaaaaaaaaaaa":3,"bbbbbbbbbbbbbbbbb":4,"a":5,"":6,
+                  "cccccccccccccccc":7})");
+  for (JsonView root : doc.views()) {
+    auto [a, long_b, empty, sixteen, c] =
+        root.Fields({"a", "bbbbbbbbbbbbbbbbb", "", "cccccccccccccccc", "c"});
+    EXPECT_EQ(a.integer(), 5);  // a duplicate: the last
+    EXPECT_EQ(long_b.integer(), 4);
+    EXPECT_EQ(empty.integer(), 6);
+    EXPECT_EQ(sixteen.integer(), 7);
+    EXPECT_FALSE(c.present());
+  }
+  std::string text = "{";
+  for (int i = 0; i < 40; ++i) text += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  text.back() = '}';
+  BothWays many(text);
+  std::vector<std::string> names;
+  for (int i = 0; i < 40; ++i) names.push_back("k" + std::to_string(39 - i));
+  std::string_view keys[41];
+  std::copy(names.begin(), names.end(), keys);
+  keys[40] = "none";
+  for (JsonView root : many.views()) {
+    const auto values = root.Fields(keys);
+    for (int i = 0; i < 40; ++i) EXPECT_EQ(values[i].integer(), 39 - i) << names[i];
+    EXPECT_FALSE(values[40].present());
   }
 }
 
