@@ -94,13 +94,4 @@ inline constexpr size_t kMaxWarningsTotal = 4096;
 std::string EncodeAdmissionResponse(const AdmissionRequest& request,
                                     const AdmissionOutcome& outcome, FailureMode failure_mode);
 
-// Standard base64 (RFC 4648, with padding), as the apiserver decodes `patch`.
-std::string Base64Encode(std::string_view bytes);
-// The same, appended to `out`.
-void AppendBase64(std::string_view bytes, std::string& out);
-
-// The bytes of standard base64 `text` (trailing '=' padding optional), as the apiserver reads
-// an answer's patch; errors on a character outside the alphabet.
-Result<std::string> Base64Decode(std::string_view text);
-
 }  // namespace gpuadmit

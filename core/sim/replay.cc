@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/admission/base64.h"
 #include "core/admission/review.h"
 #include "core/inventory/capacity_queue.h"
 #include "core/inventory/cluster_state.h"

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/admission/admission.h"
+#include "core/admission/base64.h"
 #include "core/json/yaml_json.h"
 
 namespace gpuadmit::testing {

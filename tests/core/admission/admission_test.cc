@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/admission/base64.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace gpuadmit {
@@ -150,17 +151,6 @@ TEST(EncodeAdmissionResponse, WarningsStayWithinTheApiserverLimits) {
   }
   EXPECT_LE(total, kMaxWarningsTotal);
   EXPECT_EQ(out["response"]["warnings"].back(), "gpuadmit: 25 more warnings dropped (limit 4 KiB)");
-}
-
-TEST(Base64Encode, MatchesTheRfc4648TestVectors) {
-  EXPECT_EQ(Base64Encode(""), "");
-  EXPECT_EQ(Base64Encode("f"), "Zg==");
-  EXPECT_EQ(Base64Encode("fo"), "Zm8=");
-  EXPECT_EQ(Base64Encode("foo"), "Zm9v");
-  EXPECT_EQ(Base64Encode("foob"), "Zm9vYg==");
-  EXPECT_EQ(Base64Encode("fooba"), "Zm9vYmE=");
-  EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
-  EXPECT_EQ(Base64Encode("\xff\xfe"), "//4=");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <chrono>
 
 #include "core/admission/admission.h"
+#include "core/admission/base64.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace gpuadmit {
