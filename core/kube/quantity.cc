@@ -12,13 +12,22 @@ __extension__ typedef __int128 Int;
 // 2^63 milli-units: anything larger does not fit the int64 the rest of gpuadmit uses.
 constexpr Int kMaxMilli = static_cast<Int>(INT64_MAX);
 
-// Multiplies `v` (at most kMaxMilli) by `factor` (2 or 10) `times` times; false as soon as it
+// Multiplies `v` (at most kMaxMilli) by `factor` `times` times; false as soon as it
 // passes kMaxMilli. Each product is at most 10 x kMaxMilli, far inside Int.
 bool ScaleUp(Int& v, Int factor, int times) {
   for (int i = 0; i < times; ++i) {
     v *= factor;
     if (v > kMaxMilli) return false;
   }
+  return true;
+}
+
+// `v` (at least 0) times 2^`times`, as ScaleUp(v, 2, times) but in one shift: false when the
+// product passes kMaxMilli. Binary suffixes ask for 10 to 60 doublings ("Gi" is 30).
+bool ShiftUp(Int& v, int times) {
+  if (v == 0) return true;
+  if (times >= 63 || v > (kMaxMilli >> times)) return false;
+  v <<= times;
   return true;
 }
 
@@ -51,13 +60,13 @@ Int ToMilli(Int mantissa, int fraction_digits, int base, int exponent) {
   int t = 3 - fraction_digits;
   if (t >= 0) {
     if (mantissa > kMaxMilli) return -1;
-    return ScaleUp(mantissa, 10, t) && ScaleUp(mantissa, 2, exponent) ? mantissa : -1;
+    return ScaleUp(mantissa, 10, t) && ShiftUp(mantissa, exponent) ? mantissa : -1;
   }
   // Whole part q x 2^exponent, then the fraction r / d x 2^exponent by binary long division.
   Int d = PowerOfTen(-t);  // -t <= 33: the mantissa has at most 36 digits
   Int q = mantissa / d;
   Int r = mantissa % d;
-  if (q > kMaxMilli || !ScaleUp(q, 2, exponent)) return -1;
+  if (q > kMaxMilli || !ShiftUp(q, exponent)) return -1;
   Int fraction = 0;
   for (int i = 0; i < exponent; ++i) {
     fraction *= 2;

@@ -46,6 +46,10 @@ TEST(Quantity, HugeAndTinyExponentsAreExactOrTooLargeNeverOverflow) {
       {"7Pi", 7881299347898368000},
       {"8Pi", 9007199254740992000},
       {"9Pi", -1},
+      {"8589934Gi", 9223371401199616000},  // the largest whole number of Gi that fits
+      {"8589935Gi", -1},
+      {"1Ei", -1},
+      {"0.0000001Ei", 115292150460685},  // 2^60 x 1000 / 10^7 milli-units, rounded up
       {"0.5Ki", 512000},
       {"1.000000000000000000000000000000001Ki", 1024001},
       {"0.000000000000000000000000000000001Ei", 1},
