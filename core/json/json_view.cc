@@ -234,24 +234,16 @@ JsonView JsonView::operator[](std::string_view key) const {
 }
 
 void JsonView::FieldsInto(const std::string_view* keys, JsonView* values, size_t n) const {
-  if (kind_ != Kind::kTape) {
+  // Which of `keys` have each length (modulo 16): a member's key is compared with those alone,
+  // not with all n. A review's objects have a dozen members and its readers ask for up to eight;
+  // more keys than a KeySet holds are looked up one by one, as on nlohmann's DOM.
+  using KeySet = uint32_t;
+  if (kind_ != Kind::kTape || n > 8 * sizeof(KeySet)) {
     for (size_t i = 0; i < n; ++i) values[i] = (*this)[keys[i]];
     return;
   }
   auto object = Load<TapePlace>(tape_);
   if (!IsTapeObject(object)) return;
-  // Which of `keys` have each length (modulo 16): a member's key is compared with those alone,
-  // not with all n. A review's objects have a dozen members and its readers ask for up to eight.
-  using KeySet = uint32_t;
-  if (n > 8 * sizeof(KeySet)) {
-    ForEachTapeMember(object, [&](std::string_view key, size_t value) {
-      for (size_t i = 0; i < n; ++i) {
-        if (SameKey(key, keys[i]))
-          values[i] = ViewAt({object.doc, value});  // a duplicate: the last
-      }
-    });
-    return;
-  }
   KeySet of_length[16] = {};
   for (size_t i = 0; i < n; ++i) of_length[keys[i].size() % 16] |= KeySet{1} << i;
   ForEachTapeMember(object, [&](std::string_view key, size_t value) {

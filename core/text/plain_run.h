@@ -1,7 +1,8 @@
 // The bytes JSON and logfmt strings copy as they are, found eight at a time.
 //
-//   size_t i = 0;
-//   while ((i += PlainRun(text.substr(i))) < text.size()) { ...escape text[i]...; ++i; }
+//   for (size_t i = PlainRun(text); i < text.size(); i += 1 + PlainRun(text.substr(i + 1))) {
+//     ...escape text[i]...
+//   }
 //
 // A review writes a few hundred bytes of such text (its log line's trail, the answer's
 // messages), almost all of it plain: a byte-at-a-time scan spent four or five instructions a
