@@ -18,7 +18,7 @@ int Rank(const std::string& resource) {
 }  // namespace
 
 std::optional<PodShape> ShapeOf(const PodRecord& pod) {
-  const std::pair<const std::string, int64_t>* primary = nullptr;
+  const ResourceList::value_type* primary = nullptr;
   for (const auto& entry : pod.need) {
     if (entry.second <= 0 || !IsManagedResource(entry.first)) continue;
     if (primary == nullptr || Rank(entry.first) < Rank(primary->first)) primary = &entry;

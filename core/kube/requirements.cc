@@ -49,7 +49,7 @@ void ReadList(JsonView list, const std::string* container, ResourceList& out,
                          n.error().message);
       continue;
     }
-    out[std::string(resource)] = n.value();
+    out[resource] = n.value();
   }
 }
 
@@ -177,11 +177,6 @@ JsonView ContainerObject(JsonView pod_spec, const ContainerNeeds& c) {
   return field[c.index];
 }
 
-int64_t Get(const ResourceList& list, std::string_view resource) {
-  auto it = list.find(resource);
-  return it == list.end() ? 0 : it->second;
-}
-
 bool IsManagedResource(std::string_view resource) { return resource.starts_with("nvidia.com/"); }
 
 PodRequirements ReadPodRequirements(JsonView pod_spec, std::string_view gpu_container) {
@@ -201,7 +196,7 @@ PodRequirements ReadPodRequirements(JsonView pod_spec, std::string_view gpu_cont
 ResourceList EffectiveRequest(const std::vector<ContainerNeeds>& containers,
                               const ResourceList& overhead) {
   ResourceList apps = Effective(containers, overhead);
-  std::erase_if(apps, [](const auto& entry) { return entry.second == 0; });
+  erase_if(apps, [](const auto& entry) { return entry.second == 0; });
   return apps;
 }
 

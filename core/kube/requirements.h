@@ -9,19 +9,14 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/json/json_view.h"
+#include "core/kube/resource_list.h"
 
 namespace gpuadmit {
-
-// Resource name -> whole units. Only the resources gpuadmit manages are kept.
-using ResourceList = std::map<std::string, int64_t, std::less<>>;
-
-int64_t Get(const ResourceList& list, std::string_view resource);
 
 // True for the extended resources gpuadmit counts and rewrites: the `nvidia.com/` ones.
 bool IsManagedResource(std::string_view resource);
