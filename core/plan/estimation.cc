@@ -58,7 +58,7 @@ std::string OtherResource(const ContainerNeeds& c) {
 // Checks one container's nvidia.com/gpu against its parallelism, as the policy says.
 void CheckCount(const PodRequest& pod, const Policy& policy, size_t index, const Parallelism& p,
                 PlanState& state, Decision& d) {
-  ContainerNeeds& c = state.containers[index];
+  const ContainerNeeds& c = state.containers()[index];
   const int64_t world = p.WorldSize();
   const std::string who = "container " + c.name;
   const std::string why = p.Describe();
@@ -89,9 +89,10 @@ void CheckCount(const PodRequest& pod, const Policy& policy, size_t index, const
   d.tally.Mark(asked == 0 ? DecisionPoint::kRequirementsFilled
                           : DecisionPoint::kRequirementsCorrected);
   d.counts.push_back({c.name, kGpu, world});
-  c.limits[kGpu] = world;
-  if (c.requests.contains(kGpu)) c.requests[kGpu] = world;
-  state.effective = EffectiveRequest(state.containers, pod.needs.overhead);
+  ContainerNeeds& changed = state.MutableContainer(index);
+  changed.limits[kGpu] = world;
+  if (changed.requests.contains(kGpu)) changed.requests[kGpu] = world;
+  state.Recompute(pod.needs.overhead);
   std::string change_text =
       "nvidia.com/gpu " + std::to_string(asked) + " -> " + std::to_string(world) + " (" + why + ")";
   d.trail.push_back("  " + std::string(asked == 0 ? "filled in " : "corrected ") + change_text);
@@ -128,7 +129,7 @@ void PlanCounts(const PodRequest& pod, const Policy& policy, const std::vector<s
     const size_t index = targets[t];
     Parallelism p = ParallelismFromArgs(lines[t]);
     for (const std::string& problem : p.problems) {
-      d.trail.push_back("container " + state.containers[index].name + ": " + problem);
+      d.trail.push_back("container " + state.containers()[index].name + ": " + problem);
     }
     p.FillFrom(from_inputs);
     if (p.Explicit()) CheckCount(pod, policy, index, p, state, d);
@@ -147,7 +148,7 @@ std::optional<std::pair<std::string, std::string>> ModelOf(const PodRequest& pod
   if (!pod.spec.present()) return std::nullopt;
   for (size_t t = 0; t < targets.size(); ++t) {
     if (auto model = ServedModel(lines[t])) {
-      return std::make_pair(*model, "args of container " + state.containers[targets[t]].name);
+      return std::make_pair(*model, "args of container " + state.containers()[targets[t]].name);
     }
   }
   return std::nullopt;
@@ -188,18 +189,18 @@ void PlanRequirements(const PodRequest& pod, const PlanContext& context, PlanSta
                       ": \"false\": GPU count and sharing left as asked");
     return;
   }
-  std::vector<size_t> targets = Targets(state.containers);
+  std::vector<size_t> targets = Targets(state.containers());
   // A pod asking for no GPU is read only when the policy fills counts in: under `warn`, a flag
   // such as --dp in some CPU pod's command line is no reason to warn about it.
-  const bool asks_gpus = !state.effective.empty();
+  const bool asks_gpus = !state.effective().empty();
   if (!asks_gpus && policy.requirements.gpu_count < GpuCountAction::kFill) return;
   CommandLines lines;  // none for a container the spec lacks (CommandLineOf)
   lines.reserve(targets.size());
   for (size_t index : targets) {
-    lines.push_back(CommandLineOf(ContainerObject(pod.spec, state.containers[index])));
+    lines.push_back(CommandLineOf(ContainerObject(pod.spec, state.containers()[index])));
   }
   PlanCounts(pod, policy, targets, lines, state, d);
-  if (!state.effective.empty()) PlanMemory(pod, policy, targets, lines, state, d);
+  if (!state.effective().empty()) PlanMemory(pod, policy, targets, lines, state, d);
 }
 
 }  // namespace gpuadmit

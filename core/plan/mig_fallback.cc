@@ -148,9 +148,9 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
   MigCatalog catalog(policy.mig);
   std::string fallback_note;
 
-  // Copy the MIG asks: `state.effective` changes as swaps are made.
+  // Copy the MIG asks: `state.effective()` changes as swaps are made.
   std::vector<std::pair<std::string, int64_t>> asked;
-  for (const auto& [resource, count] : state.effective) {
+  for (const auto& [resource, count] : state.effective()) {
     if (resource.starts_with(kMigResourcePrefix)) asked.emplace_back(resource, count);
   }
   for (const auto& [resource, count] : asked) {
@@ -201,7 +201,7 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
       }
       PlanState swapped = state;
       swapped.Swap(resource, to, pod.needs.overhead);
-      int64_t need = Get(swapped.effective, to);
+      int64_t need = Get(swapped.effective(), to);
       const NodeInventory* node = FindFreeNode(pod, context, to, need, step.products);
       if (node == nullptr) {
         d.trail.push_back("  " + to + " x" + std::to_string(need) + ": not free either");

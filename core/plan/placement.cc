@@ -227,7 +227,7 @@ bool MountsShm(JsonView container) {
 
 void PlanPlacement(const PodRequest& pod, const PlanContext& context, PlanState& state,
                    Decision& d) {
-  std::vector<NodeAsk> asks = AsksOf(state.effective);
+  std::vector<NodeAsk> asks = AsksOf(state.effective());
   if (asks.empty()) return;  // asks for no GPU: nothing of this stage applies
   const Policy& policy = context.policy;
   AddWorkerDefaults(pod, policy.worker_defaults, d);

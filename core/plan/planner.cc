@@ -91,6 +91,16 @@ std::optional<std::string> PodRequest::Input(const Policy& policy, std::string_v
   return std::string(entry->second);
 }
 
+PlanState::Changed& PlanState::Own() {
+  if (!own_) own_.emplace(Changed{*pod_containers_, *pod_effective_});
+  return *own_;
+}
+
+void PlanState::Recompute(const ResourceList& overhead) {
+  Changed& own = Own();
+  own.effective = EffectiveRequest(own.containers, overhead);
+}
+
 void PlanState::Swap(const std::string& from, const std::string& to, const ResourceList& overhead) {
   auto move_key = [&](ResourceList& list) {
     auto it = list.find(from);
@@ -99,11 +109,11 @@ void PlanState::Swap(const std::string& from, const std::string& to, const Resou
     list.erase(it);
     list[to] += n;
   };
-  for (ContainerNeeds& c : containers) {
+  for (ContainerNeeds& c : Own().containers) {
     move_key(c.limits);
     move_key(c.requests);
   }
-  effective = EffectiveRequest(containers, overhead);
+  Recompute(overhead);
 }
 
 void CountOn(Claim& claim, const NodeInventory& node, std::string_view resource, int64_t count) {

@@ -152,19 +152,50 @@ struct PlanContext {
   bool explain = false;
 };
 
-// What the stages so far decided, for the next ones to build on.
-struct PlanState {
-  std::vector<ContainerNeeds> containers;  // with the counts and swaps decided so far
-  ResourceList effective;                  // the pod's effective request, likewise
-  int64_t gpu_memory_mib = 0;              // GPU memory need per GPU; 0 when unknown
+// What the stages so far decided, for the next ones to build on. The containers and the
+// effective request start as the pod's own and are copied at a stage's first change to them (a
+// count filled in, a swap): most pods plan without one, and their review then copies neither.
+class PlanState {
+ public:
+  PlanState() = default;
+  // Starts from the pod's `containers` and `effective` request, which must outlive the state
+  // and its copies (PodRequest::needs, as Plan holds it).
+  PlanState(const std::vector<ContainerNeeds>& containers, const ResourceList& effective)
+      : pod_containers_(&containers), pod_effective_(&effective) {}
+
+  // With the counts and swaps decided so far.
+  const std::vector<ContainerNeeds>& containers() const {
+    return own_ ? own_->containers : *pod_containers_;
+  }
+  // The pod's effective request, likewise.
+  const ResourceList& effective() const { return own_ ? own_->effective : *pod_effective_; }
+
+  // Container `index`, to change; Recompute afterwards.
+  ContainerNeeds& MutableContainer(size_t index) { return Own().containers[index]; }
+  // The effective request again from the containers and the pod's `overhead`.
+  void Recompute(const ResourceList& overhead);
+  // Replaces `from` by `to` in every container and recomputes the effective request.
+  void Swap(const std::string& from, const std::string& to, const ResourceList& overhead);
+
+  int64_t gpu_memory_mib = 0;  // GPU memory need per GPU; 0 when unknown
   SharingMode mode = SharingMode::kExclusive;
   bool opted_out = false;  // <prefix>/optimize: "false": only worker defaults apply
   // The queue gate holds the pod back (queue_gate.h): placement steers it nowhere and counts no
   // devices; the gate lifter pins the node when capacity frees.
   bool gated = false;
 
-  // Replaces `from` by `to` in every container and recomputes `effective`.
-  void Swap(const std::string& from, const std::string& to, const ResourceList& overhead);
+ private:
+  struct Changed {
+    std::vector<ContainerNeeds> containers;
+    ResourceList effective;
+  };
+  Changed& Own();
+
+  static inline const std::vector<ContainerNeeds> kNoContainers;
+  static inline const ResourceList kNoResources;
+  const std::vector<ContainerNeeds>* pod_containers_ = &kNoContainers;
+  const ResourceList* pod_effective_ = &kNoResources;
+  std::optional<Changed> own_;  // the copy, once a stage changed it
 };
 
 // Fills `claim` with `count` of `resource` on `node` and the node's free count of it: each

@@ -32,7 +32,7 @@ void PlanQueueGate(const PodRequest& pod, const PlanContext& context, PlanState&
                    Decision& d) {
   const Policy& policy = context.policy;
   if (!policy.queue.Queues(pod.ns) || !pod.is_pod || state.opted_out) return;
-  std::vector<NodeAsk> asks = AsksOf(state.effective);
+  std::vector<NodeAsk> asks = AsksOf(state.effective());
   if (asks.empty()) return;
   if (!pod.spec["nodeName"].string().empty()) return;
   std::string gate = CapacityGate(policy);

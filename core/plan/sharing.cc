@@ -52,7 +52,7 @@ struct Stage {
   // What the GPU containers run, as core/plan/workload_type.h matches it.
   DetectedWorkloadType Detect() const {
     std::vector<JsonView> gpu_containers;
-    for (const ContainerNeeds& c : state.containers) {
+    for (const ContainerNeeds& c : state.containers()) {
       if (!c.limits.empty() || !c.requests.empty()) {
         gpu_containers.push_back(ContainerObject(pod.spec, c));
       }
@@ -110,15 +110,15 @@ struct Stage {
   int64_t CountAfterSwap(const std::string& to) const {
     PlanState swapped = state;
     swapped.Swap(kGpu, to, pod.needs.overhead);
-    return Get(swapped.effective, to);
+    return Get(swapped.effective(), to);
   }
 
   void Apply(const Choice& choice, const std::string& to, const NodeInventory& node) {
-    const int64_t gpus = Get(state.effective, kGpu);
+    const int64_t gpus = Get(state.effective(), kGpu);
     const std::string original = std::string(kGpu) + "=" + std::to_string(gpus);
     d.swaps.push_back({kGpu, to});
     state.Swap(kGpu, to, pod.needs.overhead);
-    const int64_t count = Get(state.effective, to);
+    const int64_t count = Get(state.effective(), to);
     CountOn(d.claims.emplace_back(), node, to, count);
     state.mode = choice.mode;
     d.tally.Mark(DecisionPoint::kSharingApplied);
@@ -294,10 +294,10 @@ struct Stage {
   }
 
   void Run() {
-    const int64_t gpus = Get(state.effective, kGpu);
+    const int64_t gpus = Get(state.effective(), kGpu);
     CountMigEligible(gpus);
     if (!policy().sharing.enabled || state.opted_out || gpus <= 0) return;
-    for (const auto& [resource, n] : state.effective) {
+    for (const auto& [resource, n] : state.effective()) {
       if (resource == kShared || ParseMigResource(resource)) {
         d.trail.push_back("sharing: already asks for " + resource + ": left as asked");
         return;

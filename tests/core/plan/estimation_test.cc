@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 namespace gpuadmit {
 namespace {
 
@@ -12,6 +14,7 @@ using nlohmann::json;
 constexpr char kGpu[] = "nvidia.com/gpu";
 
 struct Outcome {
+  std::unique_ptr<PodRequest> request;  // what `state` starts from: it must outlive it
   Decision d;
   PlanState state;
 };
@@ -19,13 +22,13 @@ struct Outcome {
 // Runs the requirements stage over {"metadata": ..., "spec": ...}.
 Outcome Requirements(const json& pod, const Policy& policy = {},
                      std::string_view gpu_container = {}) {
-  PodRequest request = PodRequest::From("default", "Pod default/p", pod.at("spec"),
-                                        &pod.at("metadata"), true, gpu_container);
+  auto request = std::make_unique<PodRequest>(PodRequest::From(
+      "default", "Pod default/p", pod.at("spec"), &pod.at("metadata"), true, gpu_container));
   InventorySnapshot snapshot;
-  PlanState state{request.needs.containers, request.needs.effective};
+  PlanState state{request->needs.containers, request->needs.effective};
   Decision d;
-  PlanRequirements(request, PlanContext{snapshot, policy}, state, d);
-  return {std::move(d), std::move(state)};
+  PlanRequirements(*request, PlanContext{snapshot, policy}, state, d);
+  return {std::move(request), std::move(d), std::move(state)};
 }
 
 // A pod whose one container runs `args` and asks for `limits` (and the same requests).
@@ -82,8 +85,8 @@ TEST(GpuCount, EachActionOnAWrongAMissingAndARightCount) {
     std::string label = std::to_string(static_cast<int>(c.action)) + " " + c.limits.dump();
     EXPECT_EQ(Counts(o.d), c.counts) << label;
     EXPECT_EQ(o.d.warnings, c.warnings) << label;
-    int64_t expected = c.counts.empty() ? Get(o.state.containers[0].limits, kGpu) : 4;
-    EXPECT_EQ(Get(o.state.effective, kGpu), expected) << label;
+    int64_t expected = c.counts.empty() ? Get(o.state.containers()[0].limits, kGpu) : 4;
+    EXPECT_EQ(Get(o.state.effective(), kGpu), expected) << label;
   }
 }
 
@@ -91,9 +94,9 @@ TEST(GpuCount, ACorrectionChangesLimitsAndTheRequestsThatNameTheResource) {
   json pod = ServerPod({"--tp", "4"}, {{kGpu, "2"}});
   pod["spec"]["containers"][0]["resources"].erase("requests");
   Outcome o = Requirements(pod, WithCountAction(GpuCountAction::kCorrect));
-  EXPECT_EQ(o.state.containers[0].limits, (ResourceList{{kGpu, 4}}));
-  EXPECT_EQ(o.state.containers[0].requests, ResourceList{});
-  EXPECT_EQ(o.state.effective, (ResourceList{{kGpu, 4}}));
+  EXPECT_EQ(o.state.containers()[0].limits, (ResourceList{{kGpu, 4}}));
+  EXPECT_EQ(o.state.containers()[0].requests, ResourceList{});
+  EXPECT_EQ(o.state.effective(), (ResourceList{{kGpu, 4}}));
 }
 
 TEST(GpuCount, OnlyTheContainersAskingForGpusAreRead) {
@@ -124,7 +127,7 @@ TEST(GpuCount, ACustomWorkloadsRunnerIsTheContainerWhenNoneAsks) {
                 {"runner", {{"name", "ome-container"}, {"args", {"--tp-size=4"}}}}}}};
   Outcome o = Requirements(pod, WithCountAction(GpuCountAction::kFill), "runner");
   EXPECT_EQ(Counts(o.d), std::vector<std::string>{"ome-container nvidia.com/gpu=4"});
-  EXPECT_EQ(o.state.effective, (ResourceList{{kGpu, 4}}));
+  EXPECT_EQ(o.state.effective(), (ResourceList{{kGpu, 4}}));
 }
 
 TEST(GpuCount, AShellStringIsSplitIntoArguments) {

@@ -119,7 +119,7 @@ TEST_F(SharingTest, MigRecordsTheClaimTheModeAndTheOriginalRequest) {
   EXPECT_EQ(o.d.annotations, (std::vector<std::pair<std::string, std::string>>{
                                  {"gpuadmit.io/applied-sharing-mode", "mig"},
                                  {"gpuadmit.io/original-request", "nvidia.com/gpu=1"}}));
-  EXPECT_EQ(o.state.effective, (ResourceList{{k1g, 1}}));
+  EXPECT_EQ(o.state.effective(), (ResourceList{{k1g, 1}}));
   EXPECT_EQ(o.d.warnings, std::vector<std::string>{
                               "gpuadmit: Pod default/p shares a GPU (mig, default flow: one GPU, "
                               "8000 MiB < 20480 MiB): nvidia.com/gpu -> nvidia.com/mig-1g.10gb"});
@@ -130,7 +130,7 @@ TEST_F(SharingTest, MpsSteersToAnMpsNodeWithANodeSelector) {
   Outcome o = Sharing(GpuPod(json::object(), Typed("inference")), snapshot_);
   EXPECT_EQ(o.d.node_selector, (StringMap{{"nvidia.com/gpu.sharing-strategy", "mps"}}));
   EXPECT_EQ(o.d.claims, (std::vector<Claim>{{"gpu-mps", kShared, 1, 8}}));
-  EXPECT_EQ(o.state.effective, (ResourceList{{kShared, 1}}));
+  EXPECT_EQ(o.state.effective(), (ResourceList{{kShared, 1}}));
   EXPECT_EQ(o.d.annotations[0],
             std::make_pair(std::string("gpuadmit.io/applied-sharing-mode"), std::string("mps")));
 }

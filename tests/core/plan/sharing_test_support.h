@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -43,6 +44,7 @@ inline json GpuPod(json annotations = json::object(), json labels = json::object
 inline json Typed(const char* type) { return {{"gpu-autoscaler.io/workload-type", type}}; }
 
 struct Outcome {
+  std::unique_ptr<PodRequest> request;  // what `state` starts from: it must outlive it
   Decision d;
   PlanState state;
 };
@@ -50,14 +52,14 @@ struct Outcome {
 // Stages 1 and 2 over `pod` in namespace "default".
 inline Outcome Sharing(const json& pod, const InventorySnapshot& snapshot,
                        const Policy& policy = {}) {
-  PodRequest request =
-      PodRequest::From("default", "Pod default/p", pod.at("spec"), &pod.at("metadata"), true);
+  auto request = std::make_unique<PodRequest>(
+      PodRequest::From("default", "Pod default/p", pod.at("spec"), &pod.at("metadata"), true));
   PlanContext context{snapshot, policy};
-  PlanState state{request.needs.containers, request.needs.effective};
+  PlanState state{request->needs.containers, request->needs.effective};
   Decision d;
-  PlanRequirements(request, context, state, d);
-  PlanSharing(request, context, state, d);
-  return {std::move(d), std::move(state)};
+  PlanRequirements(*request, context, state, d);
+  PlanSharing(*request, context, state, d);
+  return {std::move(request), std::move(d), std::move(state)};
 }
 
 inline bool Traced(const Decision& d, const std::string& line) {
