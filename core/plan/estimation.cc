@@ -89,10 +89,7 @@ void CheckCount(const PodRequest& pod, const Policy& policy, size_t index, const
   d.tally.Mark(asked == 0 ? DecisionPoint::kRequirementsFilled
                           : DecisionPoint::kRequirementsCorrected);
   d.counts.push_back({c.name, kGpu, world});
-  ContainerNeeds& changed = state.MutableContainer(index);
-  changed.limits[kGpu] = world;
-  if (changed.requests.contains(kGpu)) changed.requests[kGpu] = world;
-  state.Recompute(pod.needs.overhead);
+  state.SetCount(index, kGpu, world, pod.needs.overhead);
   std::string change_text =
       "nvidia.com/gpu " + std::to_string(asked) + " -> " + std::to_string(world) + " (" + why + ")";
   d.trail.push_back("  " + std::string(asked == 0 ? "filled in " : "corrected ") + change_text);

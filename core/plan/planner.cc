@@ -96,6 +96,14 @@ PlanState::Changed& PlanState::Own() {
   return *own_;
 }
 
+void PlanState::SetCount(size_t index, std::string_view resource, int64_t count,
+                         const ResourceList& overhead) {
+  ContainerNeeds& c = Own().containers[index];
+  c.limits[resource] = count;
+  if (c.requests.contains(resource)) c.requests[resource] = count;
+  Recompute(overhead);
+}
+
 void PlanState::Recompute(const ResourceList& overhead) {
   Changed& own = Own();
   own.effective = EffectiveRequest(own.containers, overhead);

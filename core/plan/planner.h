@@ -170,10 +170,10 @@ class PlanState {
   // The pod's effective request, likewise.
   const ResourceList& effective() const { return own_ ? own_->effective : *pod_effective_; }
 
-  // Container `index`, to change; Recompute afterwards.
-  ContainerNeeds& MutableContainer(size_t index) { return Own().containers[index]; }
-  // The effective request again from the containers and the pod's `overhead`.
-  void Recompute(const ResourceList& overhead);
+  // Sets container `index`'s count of `resource` (its limit, and its request when it names
+  // one) and recomputes the effective request with the pod's `overhead`.
+  void SetCount(size_t index, std::string_view resource, int64_t count,
+                const ResourceList& overhead);
   // Replaces `from` by `to` in every container and recomputes the effective request.
   void Swap(const std::string& from, const std::string& to, const ResourceList& overhead);
 
@@ -190,6 +190,7 @@ class PlanState {
     ResourceList effective;
   };
   Changed& Own();
+  void Recompute(const ResourceList& overhead);
 
   static inline const std::vector<ContainerNeeds> kNoContainers;
   static inline const ResourceList kNoResources;

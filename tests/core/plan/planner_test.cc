@@ -25,12 +25,12 @@ TEST(PlanState, ReadsThePodsOwnContainersUntilAStageChangesThem) {
   PlanState state{pod.containers, pod.effective};
   EXPECT_EQ(&state.containers(), &pod.containers);
   EXPECT_EQ(&state.effective(), &pod.effective);
-  state.MutableContainer(1).limits[kMig2g] = 3;
-  state.Recompute(pod.overhead);
+  state.SetCount(1, kMig2g, 3, pod.overhead);  // b asks 3 (a limit alone: no request set)
   EXPECT_NE(&state.containers(), &pod.containers);
   EXPECT_EQ(state.effective(), (ResourceList{{kMig2g, 4}}));
   EXPECT_EQ(pod.effective, (ResourceList{{kMig2g, 3}}));  // the pod's own, unchanged
   EXPECT_EQ(Get(pod.containers[1].limits, kMig2g), 2);
+  EXPECT_TRUE(state.containers()[1].requests.empty());
 }
 
 TEST(PlanState, ASwapInACopyLeavesTheOriginalAsItWas) {
