@@ -4,6 +4,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 namespace gpuadmit {
 namespace {
 
@@ -37,6 +41,42 @@ uint64_t EightDigits(const uint8_t* in) {
          AtLeast(sextets, 62) * 15 + AtLeast(sextets, 63) * 3;
 }
 
+#if defined(__x86_64__)
+// 24 bytes a step into 32 digits, with AVX2: Mula and Lemire's encoding ("Faster Base64
+// Encoding and Decoding using AVX2 Instructions", 2018). Encodes whole steps while 32 bytes can
+// be loaded and returns how many bytes it encoded; the caller encodes the rest.
+[[gnu::target("avx2")]] size_t EncodeSteps(const uint8_t* in, size_t size, char* to) {
+  size_t i = 0;
+  for (; i + 32 <= size; i += 24, to += 32) {
+    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i));
+    // Bytes 0-11 to positions 4-15 of the low lane, 12-23 to positions 0-11 of the high one.
+    v = _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 0, 1, 2, 3, 4, 5, 6));
+    // Each three bytes' 16-bit halves, big-endian, in the four bytes their digits will fill.
+    v = _mm256_shuffle_epi8(
+        v, _mm256_set_epi8(10, 11, 9, 10, 7, 8, 6, 7, 4, 5, 3, 4, 1, 2, 0, 1, 14, 15, 13, 14, 11,
+                           12, 10, 11, 8, 9, 7, 8, 5, 6, 4, 5));
+    // The four sextets into the low six bits of the four bytes, by multiplies as shifts.
+    const __m256i high = _mm256_mulhi_epu16(_mm256_and_si256(v, _mm256_set1_epi32(0x0FC0FC00)),
+                                            _mm256_set1_epi32(0x04000040));
+    const __m256i low = _mm256_mullo_epi16(_mm256_and_si256(v, _mm256_set1_epi32(0x003F03F0)),
+                                           _mm256_set1_epi32(0x01000010));
+    const __m256i sextets = _mm256_or_si256(high, low);
+    // Each sextet's range picks what is added to it: 'A', 'a' - 26, '0' - 52, '+' - 62, '/' - 63.
+    const __m256i add =
+        _mm256_setr_epi8(65, 71, -4, -4, -4, -4, -4, -4, -4, -4, -4, -4, -19, -16, 0, 0, 65, 71, -4,
+                         -4, -4, -4, -4, -4, -4, -4, -4, -4, -19, -16, 0, 0);
+    __m256i range = _mm256_subs_epu8(sextets, _mm256_set1_epi8(51));  // 0 below 52, then 1-12
+    range = _mm256_sub_epi8(range, _mm256_cmpgt_epi8(sextets, _mm256_set1_epi8(25)));
+    const __m256i digits = _mm256_add_epi8(sextets, _mm256_shuffle_epi8(add, range));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to), digits);
+  }
+  return i;
+}
+
+// Read once. __builtin_cpu_init first: this may run before the library's own constructors.
+const bool kHasAvx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2"));
+#endif
+
 }  // namespace
 
 std::string Base64Encode(std::string_view bytes) {
@@ -52,6 +92,12 @@ void AppendBase64(std::string_view bytes, std::string& out) {
   const auto* in = reinterpret_cast<const uint8_t*>(bytes.data());
   char* to = out.data() + start;
   size_t i = 0;
+#if defined(__x86_64__)
+  if (kHasAvx2) {
+    i = EncodeSteps(in, bytes.size(), to);
+    to += i / 3 * 4;
+  }
+#endif
   if constexpr (std::endian::native == std::endian::little) {
     for (; i + 8 <= bytes.size(); i += 6, to += 8) {
       const uint64_t digits = EightDigits(in + i);

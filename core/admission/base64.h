@@ -3,8 +3,9 @@
 //
 //   AppendBase64(patch.text(), answer);   // "W3sib3AiOiJhZGQiLC..."
 //
-// Encoding takes six bytes a step, as one 64-bit word: a review's patch is a few hundred bytes,
-// and three at a time with four table loads each cost it 11 instructions a byte.
+// Encoding takes 24 bytes a step with AVX2 where the CPU has it, then six bytes a step as one
+// 64-bit word: a review's patch is a few hundred bytes, and three at a time with four table
+// loads each cost it 11 instructions a byte, six at a time about 7.
 //
 // Thread safety: pure functions.
 #pragma once
