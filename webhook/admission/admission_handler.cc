@@ -117,7 +117,8 @@ ReviewOutcome OutcomeOf(AdmissionOutcome::Kind kind, FailureMode mode) {
 // The status page's record of one review. It takes the answer's strings, which the handler no
 // longer needs, all but the body and the trail; the trail is copied, as the handler's answer
 // carries it too.
-DecisionRecord RecordOf(ReviewAnswer& a, FailureMode mode) {
+// Takes the answer's fields; its trail only when `keep_trail` is false (the caller answers it).
+DecisionRecord RecordOf(ReviewAnswer& a, FailureMode mode, bool keep_trail) {
   DecisionRecord r{.at_unix_ms = NowUnixMs(),
                    .uid = std::move(a.uid),
                    .object = std::move(a.summary),
@@ -125,7 +126,7 @@ DecisionRecord RecordOf(ReviewAnswer& a, FailureMode mode) {
                    .asked = std::move(a.asked),
                    .node = std::move(a.node),
                    .warnings = std::move(a.warnings),
-                   .trail = a.trail};
+                   .trail = keep_trail ? a.trail : std::move(a.trail)};
   for (const MigFallbackStep& step : a.decisions.fallbacks) {
     AppendAll(r.fallback, {r.fallback.empty() ? "" : "; ", step.from, " -> ", step.to});
   }
@@ -227,7 +228,8 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
                 {"outcome", OutcomeName(a.kind)},
                 {"trail", trail}});
     }
-    decision_log_.Record(RecordOf(a, p.failure_mode));  // last: it takes the answer's fields
+    decision_log_.Record(RecordOf(a, p.failure_mode, explain_));  // last: it takes the fields
+    if (!explain_) return {200, std::move(a.body)};
     return {200, std::move(a.body), "application/json", std::move(a.trail)};
   } catch (const std::exception& e) {
     // Review catches what its own decisions throw; this is the last line, for what escapes

@@ -38,7 +38,7 @@ struct HandlerAnswer {
   int status = 200;
   std::string body;
   std::string_view content_type = "application/json";  // a literal: outlives the answer
-  std::vector<std::string> trail;  // the decision trail of a 200 answer (review --explain)
+  std::vector<std::string> trail;  // a 200 answer's decision trail, under SetExplain(true)
 };
 
 class AdmissionHandler {
@@ -62,8 +62,9 @@ class AdmissionHandler {
     gpu_metrics_.store(std::move(metrics));
   }
 
-  // Explain every candidate node in the trail even when debug logging is off (review
-  // --explain). Set before serving.
+  // Explain every candidate node in the trail even when debug logging is off, and answer the
+  // trail in HandlerAnswer (review --explain); without it the trail goes to the decision log
+  // alone. Set before serving.
   void SetExplain(bool explain) { explain_ = explain; }
 
   // `stale` says whether the inventory is too old to decide on (watch down too long).

@@ -168,19 +168,44 @@ TEST_F(AdmissionHandlerTest, ADenialCountsTheReviewStage) {
   EXPECT_EQ(metrics_.Value(Counter::kDecisionMigExhausted), 1u);
 }
 
-// The node a whole-GPU pod's answer prefers ("" when it prefers none), and its trail.
+// The node a whole-GPU pod's answer prefers ("" when it prefers none), and its trail as the
+// decision log keeps it.
 std::pair<std::string, std::vector<std::string>> PreferredNode(AdmissionHandler& handler) {
   HandlerAnswer a = handler.Handle(
       "application/json", testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod-whole-gpu.json"));
   EXPECT_EQ(a.status, 200);
+  std::vector<std::string> trail = handler.decision_log().Recent().front().trail;
   for (const json& op : testing::PatchOf(json::parse(a.body)["response"])) {
     if (op["path"] != "/spec/affinity") continue;
     return {op["value"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
               ["preference"]["matchExpressions"][0]["values"][0]
                   .get<std::string>(),
-            a.trail};
+            trail};
   }
-  return {"", a.trail};
+  return {"", trail};
+}
+
+TEST(AdmissionHandlerExplain, TheAnswerCarriesTheTrailOnlyWhenExplaining) {
+  Logger log(LogLevel::kError);
+  Metrics metrics;
+  AdmissionHandler handler(log, metrics);
+  handler.SetPolicy(std::make_shared<const Policy>());
+  handler.SetSnapshot(std::make_shared<const InventorySnapshot>(
+      testing::SnapshotOf(testing::ListOf({testing::GpuNode("gpu-a", 2)}))));
+  const std::string body = testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod-whole-gpu.json");
+  // Served: the decision log keeps the trail; the answer carries none.
+  HandlerAnswer served = handler.Handle("application/json", body);
+  ASSERT_EQ(served.status, 200);
+  EXPECT_TRUE(served.trail.empty());
+  const std::vector<std::string> logged = handler.decision_log().Recent().front().trail;
+  ASSERT_FALSE(logged.empty());
+  // review --explain: both have it.
+  handler.SetExplain(true);
+  HandlerAnswer explained = handler.Handle("application/json", body);
+  ASSERT_EQ(explained.status, 200);
+  EXPECT_FALSE(explained.trail.empty());
+  EXPECT_EQ(explained.trail, handler.decision_log().Recent().front().trail);
+  EXPECT_EQ(explained.body, served.body);
 }
 
 TEST(AdmissionHandlerGpuMetrics, PlacementReadsTheMetricsSetLast) {
@@ -241,7 +266,9 @@ TEST(AdmissionHandlerDecisionLog, EachReviewIsRecordedWithWhatItAskedAndWhereItW
   EXPECT_EQ(r.outcome, ReviewOutcome::kPatched);
   EXPECT_FALSE(r.node.empty());
   EXPECT_NE(handler.snapshot()->FindNode(r.node), nullptr);
-  EXPECT_EQ(r.trail, a.trail);
+  ASSERT_EQ(r.trail.size(), 2u);
+  EXPECT_EQ(r.trail.front(), "nvidia.com/mig-2g.20gb x1: free on " + r.node);
+  EXPECT_TRUE(a.trail.empty());  // the record took it: the handler does not explain
   EXPECT_GE(r.at_unix_ms, handler.snapshot_at_unix_ms());
   EXPECT_EQ(
       handler.decision_log().Outcomes(r.at_unix_ms)[static_cast<size_t>(ReviewOutcome::kPatched)],
