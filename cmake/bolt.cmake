@@ -1,0 +1,30 @@
+# build/gpuadmit laid out by llvm-bolt after each link (cmake/bolt-layout.sh): trained on the
+# reviews `gpuadmit review` answers, the blocks they ran packed together. The binary the tests
+# run is the binary the image ships. Off, or without bolt-16, the linker's layout stays.
+option(GPUADMIT_BOLT "Lay out build/gpuadmit with llvm-bolt from Debian's bolt-16" ON)
+
+function(gpuadmit_bolt_layout target)
+  if(NOT GPUADMIT_BOLT)
+    return()
+  endif()
+  if(GPUADMIT_SANITIZE OR GPUADMIT_FUZZ)
+    return()  # instrumented code: nothing to lay out for speed
+  endif()
+  find_program(GPUADMIT_LLVM_BOLT llvm-bolt PATHS /usr/lib/llvm-16/bin NO_DEFAULT_PATH)
+  find_program(GPUADMIT_MERGE_FDATA merge-fdata PATHS /usr/lib/llvm-16/bin NO_DEFAULT_PATH)
+  if(NOT GPUADMIT_LLVM_BOLT OR NOT GPUADMIT_MERGE_FDATA)
+    message(WARNING "llvm-bolt not found (Debian's bolt-16; `make deps` installs it): "
+                    "build/gpuadmit keeps the linker's layout, about 9% more CPU a review "
+                    "served. -DGPUADMIT_BOLT=OFF silences this.")
+    return()
+  endif()
+  get_filename_component(tools ${GPUADMIT_LLVM_BOLT} DIRECTORY)
+  set_property(GLOBAL PROPERTY GPUADMIT_BOLT_TOOLS ${tools})  # tests/image/bolt_layout_test.sh
+  # Relocations kept in the output, so that BOLT may move whole functions.
+  target_link_options(${target} PRIVATE -Wl,--emit-relocs)
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${PROJECT_SOURCE_DIR}/cmake/bolt-layout.sh $<TARGET_FILE:${target}> ${tools}
+            ${PROJECT_SOURCE_DIR}
+    COMMENT "Laying out ${target} with llvm-bolt (cmake/bolt-layout.sh)"
+    VERBATIM)
+endfunction()
