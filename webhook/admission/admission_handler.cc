@@ -115,9 +115,8 @@ ReviewOutcome OutcomeOf(AdmissionOutcome::Kind kind, FailureMode mode) {
 }
 
 // The status page's record of one review. It takes the answer's strings, which the handler no
-// longer needs, all but the body and the trail; the trail is copied, as the handler's answer
-// carries it too.
-// Takes the answer's fields; its trail only when `keep_trail` is false (the caller answers it).
+// longer needs, all but the body; the trail is copied when `keep_trail` (the handler's answer
+// carries it too, under SetExplain), and taken otherwise.
 DecisionRecord RecordOf(ReviewAnswer& a, FailureMode mode, bool keep_trail) {
   DecisionRecord r{.at_unix_ms = NowUnixMs(),
                    .uid = std::move(a.uid),
@@ -229,8 +228,7 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
                 {"trail", trail}});
     }
     decision_log_.Record(RecordOf(a, p.failure_mode, explain_));  // last: it takes the fields
-    if (!explain_) return {200, std::move(a.body)};
-    return {200, std::move(a.body), "application/json", std::move(a.trail)};
+    return {200, std::move(a.body), "application/json", std::move(a.trail)};  // empty if taken
   } catch (const std::exception& e) {
     // Review catches what its own decisions throw; this is the last line, for what escapes
     // encoding or allocation. Answer by the failure mode when the uid can still be read.
