@@ -16,39 +16,35 @@ fail() {
   failures=$((failures + 1))
 }
 
-if readelf -p .note.bolt_info "$binary" 2>/dev/null | grep -- "-reorder-blocks=ext-tsp" >/dev/null; then
-  pass "build/gpuadmit carries BOLT's note with the layout's options"
-else
-  fail "build/gpuadmit has no .note.bolt_info naming -reorder-blocks=ext-tsp"
-fi
-if readelf -S "$binary" | grep '\.text\.cold' >/dev/null; then
-  pass "the blocks no training review ran are in .text.cold"
-else
-  fail "no .text.cold section: nothing was split"
-fi
-if nm -C "$binary" | grep ' gpuadmit::Review(' >/dev/null; then
-  pass "symbols kept"
-else
-  fail "no symbols in build/gpuadmit"
-fi
-if readelf -S "$binary" | grep '\.debug_info' >/dev/null; then
-  fail "build/gpuadmit keeps debug information that describes the linker's layout"
-else
-  pass "debug information dropped (gpuadmit.linked has it)"
-fi
-if readelf -S "$linked" | grep '\.rela\.text' >/dev/null; then
-  pass "the linked binary keeps its relocations (--emit-relocs)"
-else
-  fail "$linked has no .rela.text: BOLT cannot move whole functions"
-fi
+# check PASS FAIL COMMAND...: PASS when COMMAND succeeds, else FAIL.
+check() {
+  local ok=$1 ko=$2
+  shift 2
+  if "$@"; then pass "$ok"; else fail "$ko"; fi
+}
+# has_section FILE PATTERN: FILE has a section whose name matches PATTERN; no_section, none.
+has_section() { readelf -S "$1" | grep -- "$2" >/dev/null; }
+no_section() { ! has_section "$@"; }
+note_names() { readelf -p .note.bolt_info "$1" 2>/dev/null | grep -- "$2" >/dev/null; }
+has_symbol() { nm -C "$1" | grep -- "$2" >/dev/null; }
+
+check "build/gpuadmit carries BOLT's note with the layout's options" \
+  "build/gpuadmit has no .note.bolt_info naming -reorder-blocks=ext-tsp" \
+  note_names "$binary" "-reorder-blocks=ext-tsp"
+check "the blocks no training review ran are in .text.cold" \
+  "no .text.cold section: nothing was split" has_section "$binary" '\.text\.cold'
+check "symbols kept" "no symbols in build/gpuadmit" has_symbol "$binary" ' gpuadmit::Review('
+check "debug information dropped (gpuadmit.linked has it)" \
+  "build/gpuadmit keeps debug information that describes the linker's layout" \
+  no_section "$binary" '\.debug_info'
+check "the linked binary keeps its relocations (--emit-relocs)" \
+  "$linked has no .rela.text: BOLT cannot move whole functions" has_section "$linked" '\.rela\.text'
+
 # The training ran the review: its functions have counts in the profile.
 profile=$binary.bolt/profile.fdata
+counts() { c++filt <"$profile" | grep -- " $1(" >/dev/null; }
 for fn in gpuadmit::Review gpuadmit::Plan gpuadmit::AppendPatch gpuadmit::AdmissionHandler::Handle; do
-  if c++filt <"$profile" | grep " $fn(" >/dev/null; then
-    pass "the profile counts $fn"
-  else
-    fail "the profile has no counts for $fn"
-  fi
+  check "the profile counts $fn" "the profile has no counts for $fn" counts "$fn"
 done
 version=$("$binary" version | head -1)
 if [[ $version == "gpuadmit "* ]]; then
@@ -66,15 +62,9 @@ for run in a b; do
   "$src/cmake/bolt-layout.sh" "$tmp/$run/gpuadmit" "$tools" "$src" 2>"$tmp/$run.err" ||
     { cat "$tmp/$run.err"; fail "cmake/bolt-layout.sh failed"; }
 done
-if cmp -s "$tmp/a/gpuadmit" "$tmp/b/gpuadmit"; then
-  pass "two layouts of one linked binary are one file"
-else
-  fail "two layouts of one linked binary differ"
-fi
-if cmp -s "$tmp/a/gpuadmit" "$binary"; then
-  pass "and the same file as build/gpuadmit"
-else
-  fail "a layout made here differs from build/gpuadmit"
-fi
+check "two layouts of one linked binary are one file" "two layouts of one linked binary differ" \
+  cmp -s "$tmp/a/gpuadmit" "$tmp/b/gpuadmit"
+check "and the same file as build/gpuadmit" "a layout made here differs from build/gpuadmit" \
+  cmp -s "$tmp/a/gpuadmit" "$binary"
 if [ "$failures" -eq 0 ]; then echo "every layout check passed"; else echo "$failures failed"; fi
 exit $((failures > 0))
