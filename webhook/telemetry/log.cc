@@ -97,6 +97,15 @@ bool ParseLogLevel(std::string_view text, LogLevel& out) {
   return false;
 }
 
+Logger::Logger(LogLevel level, std::chrono::milliseconds hold) : level_(level), hold_(hold) {
+  if (hold_.count() == 0) return;
+  // Reserved, not touched: the pages become memory as lines fill them. A batch's size follows
+  // the traffic; growing a buffer to it would copy the lines already held, and make the code a
+  // review runs depend on how the batches fell (which the layout's training must not).
+  held_.reserve(kHeldCapacity);
+  spare_.reserve(kHeldCapacity);
+}
+
 void Logger::Log(LogLevel level, std::string_view message, Fields fields) {
   if (!Enabled(level)) return;
   std::string line;

@@ -43,8 +43,7 @@ class Logger {
   using Fields = std::initializer_list<std::pair<std::string_view, std::string_view>>;
 
   explicit Logger(LogLevel level = LogLevel::kInfo,
-                  std::chrono::milliseconds hold = std::chrono::milliseconds(0))
-      : level_(level), hold_(hold) {}
+                  std::chrono::milliseconds hold = std::chrono::milliseconds(0));
   ~Logger() { Flush(); }
   Logger(const Logger&) = delete;
   Logger& operator=(const Logger&) = delete;
@@ -65,6 +64,9 @@ class Logger {
   static constexpr size_t kMaxHeld = 256 * 1024;
   // Bytes that may wait while a batch is being written, before a logger waits for the writer.
   static constexpr size_t kMaxHeldWhileWriting = 4 * kMaxHeld;
+  // What each of the two buffers is given at the start: kMaxHeld and room for the line that
+  // crosses it, so that a batch is never copied into a larger buffer as it grows.
+  static constexpr size_t kHeldCapacity = kMaxHeld + 64 * 1024;
 
   // Writes what is held, and what is logged meanwhile, until nothing is; returns at once when
   // another thread is writing (it takes what this one held). `lock` holds mu_, and holds it
