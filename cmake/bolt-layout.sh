@@ -1,26 +1,28 @@
 #!/usr/bin/env bash
-# The gpuadmit binary's code laid out by what a review runs (llvm-bolt, Debian's bolt-16), in
-# place: cmake/bolt.cmake runs it after every link of build/gpuadmit.
+# The gpuadmit binary's code laid out by what serving a review runs (llvm-bolt, Debian's bolt-16),
+# in place: cmake/bolt.cmake runs it after every link of build/gpuadmit.
 #   cmake/bolt-layout.sh BINARY BOLT_BIN_DIR SOURCE_DIR
 #
 # 1. instrument the linked binary (linked with --emit-relocs, so whole functions can move);
-# 2. train: the instrumented binary answers each review of the training set below with
-#    `gpuadmit review` (the handler serve uses), each writing its edge counts at exit;
+# 2. train: the instrumented binary serves the training reviews below to curl over TLS on
+#    loopback, 2,000 requests on one kept-alive connection, and writes its edge counts when
+#    it has stopped;
 # 3. lay out: the blocks each function ran, in the order they ran, packed into a hot section; the
-#    blocks no review ran into a cold one; functions ordered by their calls (hfsort).
+#    blocks no request ran into a cold one; functions ordered by their calls (hfsort).
 #
-# A review's distinct code is mostly inlined standard-library code whose untaken branches lie
-# between the taken ones; packed, a served review touches about a fifth fewer 64-byte code lines
-# (docs/performance.md, "seventeenth session").
+# What a served review runs (the event loop, TLS reads and writes, the HTTP parser, the review,
+# its log line) is mostly inlined standard-library code whose untaken branches lie between the
+# taken ones; packed, a served review touches about a fifth fewer 64-byte code lines
+# (docs/performance.md, "seventeenth" and "eighteenth session").
 #
 # The laid-out binary keeps its symbols but not its debug information, which would describe the
 # linker's layout: debug with $BINARY.bolt/gpuadmit.linked, the same code as linked, or configure
 # with -DGPUADMIT_BOLT=OFF.
 #
-# Deterministic: the training is single-threaded and reads files only, so one binary and one
-# source tree give one profile and one output (BOLT writes its command line into the binary, so
-# it runs here with relative paths). On a failure the linked binary is removed, so that the next
-# build links again rather than keeping a binary that was not laid out.
+# Deterministic: the counts are rounded per request (below), so that one binary and one source
+# tree give one profile and one output (BOLT writes its command line into the binary, so it runs
+# here with relative paths). On a failure the linked binary is removed, so that the next build
+# links again rather than keeping a binary that was not laid out.
 set -euo pipefail
 binary=$1
 tools=$2
@@ -39,27 +41,88 @@ quiet() {  # runs "$@", showing its output only when it fails
   "$@" >"$log" 2>&1 || { cat "$log" >&2; return 1; }
 }
 
+# Counters in shared memory, written by a watcher process when serve has exited (serve ends with
+# _Exit, which skips the instrumentation's own write at exit); never cleared.
 quiet instrument.log "$tools/llvm-bolt" gpuadmit.linked -instrument -o gpuadmit.instrumented \
-  --instrumentation-file=profile --instrumentation-file-append-pid
+  --instrumentation-file=profile --instrumentation-file-append-pid \
+  --instrumentation-sleep-time=86400 --instrumentation-no-counters-clear
 
 # The training set: a MIG pod placed (the benchmarks' review), the same pod without its GPU, a
-# whole-GPU pod, a Deployment's template. The example policy and the demo cluster, as `make run`.
+# whole-GPU pod, a Deployment's template, each $repeat times over one kept-alive connection, as
+# the apiserver sends them. The example policy and the demo cluster, as `make run`; a certificate
+# made for this (cmake/bolt-train/).
 reviews=(
   bench/fixtures/pod-review-3k.json
   bench/fixtures/pod-review-cpu-3k.json
   tests/fixtures/gpu/kubectl-pod-whole-gpu.json
   tests/fixtures/gpu/kubectl-deployment.json
 )
-for review in "${reviews[@]}"; do
-  quiet train.log ./gpuadmit.instrumented review --policy "$src/manifests/examples/policy.yaml" \
-    --cluster "$src/manifests/examples/demo-cluster.json" "$src/$review"
+repeat=500
+requests=$((${#reviews[@]} * repeat))
+: >serve.log  # there before the loop below reads it (the background job opens it in its time)
+./gpuadmit.instrumented serve --policy "$src/manifests/examples/policy.yaml" \
+  --cluster "$src/manifests/examples/demo-cluster.json" --tls-cert "$src/cmake/bolt-train/tls.crt" \
+  --tls-key "$src/cmake/bolt-train/tls.key" --listen 127.0.0.1:0 2>serve.log &
+serve=$!
+trap '[ -z "$serve" ] || kill "$serve" 2>/dev/null; rm -f "$binary"; echo "cmake/bolt-layout.sh: failed; $binary removed (see $work)" >&2' ERR
+port=
+for _ in $(seq 100); do  # 10 s at most
+  port=$(sed -n 's/.* msg=serving port=\([0-9]*\) .*/\1/p' serve.log)
+  [ -n "$port" ] && break
+  kill -0 "$serve" 2>/dev/null || break
+  sleep 0.1
 done
-profiles=(profile.*.fdata)
-[ "${#profiles[@]}" -eq "${#reviews[@]}" ] || {
-  echo "cmake/bolt-layout.sh: ${#reviews[@]} reviews wrote ${#profiles[@]} profiles" >&2
+[ -n "$port" ] || { cat serve.log >&2; echo "cmake/bolt-layout.sh: serve did not start" >&2; false; }
+for review in "${reviews[@]}"; do
+  echo next  # each group its own options
+  echo "cacert = \"$src/cmake/bolt-train/tls.crt\""
+  echo silent
+  echo show-error
+  echo fail
+  echo 'header = "Content-Type: application/json"'
+  echo 'header = "Expect:"'
+  echo "data-binary = \"@$src/$review\""
+  for _ in $(seq "$repeat"); do
+    echo "url = \"https://127.0.0.1:$port/mutate\""
+    echo "output = /dev/null"
+  done
+done | sed 1d >requests.conf
+quiet curl.log curl --config requests.conf
+kill -TERM "$serve"
+wait "$serve" || { cat serve.log >&2; false; }
+serve=
+# The watcher sees serve gone within a second and writes the counters to profile.<its pid>.fdata.
+profiles=()
+for _ in $(seq 100); do  # 10 s at most
+  profiles=(profile.*.fdata)
+  [ -e "${profiles[0]}" ] && break
+  sleep 0.1
+done
+[ -e "${profiles[0]}" ] || { echo "cmake/bolt-layout.sh: no profile was written" >&2; false; }
+watcher=${profiles[0]#profile.}
+watcher=${watcher%.fdata}
+for _ in $(seq 100); do  # 10 s at most; a watcher nobody reaps stays a zombie (Z)
+  state=$(sed 's/.*) //' "/proc/$watcher/stat" 2>/dev/null | cut -d' ' -f1) || true
+  [ -z "$state" ] || [ "$state" = Z ] && break
+  sleep 0.1
+done
+[ -z "$state" ] || [ "$state" = Z ] || {
+  echo "cmake/bolt-layout.sh: the profile watcher $watcher did not finish" >&2
   false
 }
-"$tools/merge-fdata" "${profiles[@]}" >profile.fdata 2>merge.log
+mv "${profiles[0]}" training.fdata  # the counts as they came, kept to look at
+
+# Counts per request, in sixteenths, so that two trainings give one profile. What a request
+# runs is the same each time; what timing decides (the log flush every 50 ms, the event loops'
+# timer, the timestamp's new second) adds a few counts here and there, well under an eighth of a
+# run per request: those edges are dropped, and the rest rounded, which a few counts more or
+# less do not move. Measured: six trainings differed by at most 11 counts an edge (the event
+# loop's wakeups), where a sixteenth of a request is 125 (docs/performance.md, "eighteenth
+# session").
+awk -v requests="$requests" '$NF * 8 >= requests {
+  $NF = int($NF * 16 / requests + 0.5)
+  print
+}' training.fdata >profile.fdata
 
 quiet layout.log "$tools/llvm-bolt" gpuadmit.linked -o gpuadmit -data=profile.fdata \
   -reorder-blocks=ext-tsp -reorder-functions=hfsort -split-functions -split-all-cold -split-eh \
@@ -70,4 +133,4 @@ quiet layout.log "$tools/llvm-bolt" gpuadmit.linked -o gpuadmit -data=profile.fd
 objcopy --strip-debug gpuadmit
 chmod 0755 gpuadmit  # BOLT writes 0777 less the umask
 mv gpuadmit "$binary"
-rm -f gpuadmit.instrumented profile.*.fdata
+rm -f gpuadmit.instrumented

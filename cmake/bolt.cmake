@@ -1,5 +1,5 @@
-# build/gpuadmit laid out by llvm-bolt after each link (cmake/bolt-layout.sh): trained on the
-# reviews `gpuadmit review` answers, the blocks they ran packed together. The binary the tests
+# build/gpuadmit laid out by llvm-bolt after each link (cmake/bolt-layout.sh): trained on reviews
+# `gpuadmit serve` answers to curl, the blocks they ran packed together. The binary the tests
 # run is the binary the image ships. Off, or without bolt-16, the linker's layout stays.
 option(GPUADMIT_BOLT "Lay out build/gpuadmit with llvm-bolt from Debian's bolt-16" ON)
 
@@ -11,17 +11,21 @@ function(gpuadmit_bolt_layout target)
     return()  # instrumented code: nothing to lay out for speed
   endif()
   find_program(GPUADMIT_LLVM_BOLT llvm-bolt PATHS /usr/lib/llvm-16/bin NO_DEFAULT_PATH)
-  find_program(GPUADMIT_MERGE_FDATA merge-fdata PATHS /usr/lib/llvm-16/bin NO_DEFAULT_PATH)
-  if(NOT GPUADMIT_LLVM_BOLT OR NOT GPUADMIT_MERGE_FDATA)
-    message(WARNING "llvm-bolt not found (Debian's bolt-16; `make deps` installs it): "
-                    "build/gpuadmit keeps the linker's layout, about 9% more CPU a review "
-                    "served. -DGPUADMIT_BOLT=OFF silences this.")
+  find_program(GPUADMIT_CURL curl)  # the training's client
+  if(NOT GPUADMIT_LLVM_BOLT OR NOT GPUADMIT_CURL)
+    message(WARNING "llvm-bolt or curl not found (Debian's bolt-16 and curl; `make deps` "
+                    "installs them): build/gpuadmit keeps the linker's layout, about a sixth "
+                    "more CPU a review served. -DGPUADMIT_BOLT=OFF silences this.")
     return()
   endif()
   get_filename_component(tools ${GPUADMIT_LLVM_BOLT} DIRECTORY)
   set_property(GLOBAL PROPERTY GPUADMIT_BOLT_TOOLS ${tools})  # tests/image/bolt_layout_test.sh
   # Relocations kept in the output, so that BOLT may move whole functions.
   target_link_options(${target} PRIVATE -Wl,--emit-relocs)
+  # Linked, and so laid out, again when the layout's script or its training changes.
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS
+    ${PROJECT_SOURCE_DIR}/cmake/bolt-layout.sh ${PROJECT_SOURCE_DIR}/cmake/bolt-train/tls.crt
+    ${PROJECT_SOURCE_DIR}/bench/fixtures/pod-review-3k.json)
   add_custom_command(TARGET ${target} POST_BUILD
     COMMAND ${PROJECT_SOURCE_DIR}/cmake/bolt-layout.sh $<TARGET_FILE:${target}> ${tools}
             ${PROJECT_SOURCE_DIR}

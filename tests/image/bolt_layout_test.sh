@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# build/gpuadmit is laid out by cmake/bolt-layout.sh: BOLT's note in the binary, the review code
-# among the functions the training ran, symbols kept and debug information dropped, and the
+# build/gpuadmit is laid out by cmake/bolt-layout.sh: BOLT's note in the binary, the serving and
+# review code among the functions the training ran, symbols kept and debug information dropped, and the
 # layout deterministic (the script run twice on the linked binary, in two directories, gives one
 # file: what the image's one-digest guarantee rests on).
 #   tests/image/bolt_layout_test.sh BUILD/gpuadmit SOURCE_DIR BOLT_BIN_DIR
@@ -31,7 +31,7 @@ has_symbol() { nm -C "$1" | grep -- "$2" >/dev/null; }
 check "build/gpuadmit carries BOLT's note with the layout's options" \
   "build/gpuadmit has no .note.bolt_info naming -reorder-blocks=ext-tsp" \
   note_names "$binary" "-reorder-blocks=ext-tsp"
-check "the blocks no training review ran are in .text.cold" \
+check "the blocks no training request ran are in .text.cold" \
   "no .text.cold section: nothing was split" has_section "$binary" '\.text\.cold'
 check "symbols kept" "no symbols in build/gpuadmit" has_symbol "$binary" ' gpuadmit::Review('
 check "debug information dropped (gpuadmit.linked has it)" \
@@ -40,10 +40,12 @@ check "debug information dropped (gpuadmit.linked has it)" \
 check "the linked binary keeps its relocations (--emit-relocs)" \
   "$linked has no .rela.text: BOLT cannot move whole functions" has_section "$linked" '\.rela\.text'
 
-# The training ran the review: its functions have counts in the profile.
+# The training served reviews: the event loop's, the review's and the log line's functions have
+# counts in the profile.
 profile=$binary.bolt/profile.fdata
 counts() { c++filt <"$profile" | grep -- " $1(" >/dev/null; }
-for fn in gpuadmit::Review gpuadmit::Plan gpuadmit::AppendPatch gpuadmit::AdmissionHandler::Handle; do
+for fn in gpuadmit::EventLoop::Run gpuadmit::TlsConnection::ServeComplete gpuadmit::Review \
+  gpuadmit::Plan gpuadmit::AppendPatch gpuadmit::AdmissionHandler::Handle gpuadmit::Logger::Log; do
   check "the profile counts $fn" "the profile has no counts for $fn" counts "$fn"
 done
 version=$("$binary" version | head -1)
