@@ -50,7 +50,8 @@ quiet instrument.log "$tools/llvm-bolt" gpuadmit.linked -instrument -o gpuadmit.
 # The training set: a MIG pod placed (the benchmarks' review), the same pod without its GPU, a
 # whole-GPU pod, a Deployment's template, each $repeat times over one kept-alive connection, as
 # the apiserver sends them. The example policy and the demo cluster, as `make run`; a certificate
-# made for this (cmake/bolt-train/).
+# made for this (cmake/bolt-train/). cmake/bolt.cmake lists these files as the link's
+# dependencies: change one and the next build lays out again.
 reviews=(
   bench/fixtures/pod-review-3k.json
   bench/fixtures/pod-review-cpu-3k.json

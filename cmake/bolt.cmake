@@ -23,9 +23,12 @@ function(gpuadmit_bolt_layout target)
   # Relocations kept in the output, so that BOLT may move whole functions.
   target_link_options(${target} PRIVATE -Wl,--emit-relocs)
   # Linked, and so laid out, again when the layout's script or its training changes.
-  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS
-    ${PROJECT_SOURCE_DIR}/cmake/bolt-layout.sh ${PROJECT_SOURCE_DIR}/cmake/bolt-train/tls.crt
-    ${PROJECT_SOURCE_DIR}/bench/fixtures/pod-review-3k.json)
+  set(training cmake/bolt-layout.sh cmake/bolt-train/tls.crt cmake/bolt-train/tls.key
+      manifests/examples/policy.yaml manifests/examples/demo-cluster.json
+      bench/fixtures/pod-review-3k.json bench/fixtures/pod-review-cpu-3k.json
+      tests/fixtures/gpu/kubectl-pod-whole-gpu.json tests/fixtures/gpu/kubectl-deployment.json)
+  list(TRANSFORM training PREPEND ${PROJECT_SOURCE_DIR}/)
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${training})
   add_custom_command(TARGET ${target} POST_BUILD
     COMMAND ${PROJECT_SOURCE_DIR}/cmake/bolt-layout.sh $<TARGET_FILE:${target}> ${tools}
             ${PROJECT_SOURCE_DIR}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # build/gpuadmit is laid out by cmake/bolt-layout.sh: BOLT's note in the binary, the serving and
-# review code among the functions the training ran, symbols kept and debug information dropped, and the
-# layout deterministic (the script run twice on the linked binary, in two directories, gives one
-# file: what the image's one-digest guarantee rests on).
+# review code among the functions the training ran, symbols kept and debug information dropped,
+# and the layout deterministic (the script run twice on the linked binary, in two directories,
+# gives one file: what the image's one-digest guarantee rests on).
 #   tests/image/bolt_layout_test.sh BUILD/gpuadmit SOURCE_DIR BOLT_BIN_DIR
 set -euo pipefail
 binary=$1
