@@ -29,7 +29,8 @@ tools=$2
 src=$3
 
 work=$binary.bolt
-trap 'rm -f "$binary"; echo "cmake/bolt-layout.sh: failed; $binary removed (see $work)" >&2' ERR
+serve=  # the training's server while it runs
+trap '[ -z "$serve" ] || kill "$serve" 2>/dev/null; rm -f "$binary"; echo "cmake/bolt-layout.sh: failed; $binary removed (see $work)" >&2' ERR
 rm -rf "$work"
 mkdir -p "$work"
 mv "$binary" "$work/gpuadmit.linked"
@@ -39,6 +40,15 @@ quiet() {  # runs "$@", showing its output only when it fails
   local log=$1
   shift
   "$@" >"$log" 2>&1 || { cat "$log" >&2; return 1; }
+}
+
+within_10s() {  # runs "$@" every 0.1 s until it succeeds; fails after 10 s
+  local _
+  for _ in $(seq 100); do
+    "$@" && return 0
+    sleep 0.1
+  done
+  return 1
 }
 
 # Counters in shared memory, written by a watcher process when serve has exited (serve ends with
@@ -65,14 +75,12 @@ requests=$((${#reviews[@]} * repeat))
   --cluster "$src/manifests/examples/demo-cluster.json" --tls-cert "$src/cmake/bolt-train/tls.crt" \
   --tls-key "$src/cmake/bolt-train/tls.key" --listen 127.0.0.1:0 2>serve.log &
 serve=$!
-trap '[ -z "$serve" ] || kill "$serve" 2>/dev/null; rm -f "$binary"; echo "cmake/bolt-layout.sh: failed; $binary removed (see $work)" >&2' ERR
-port=
-for _ in $(seq 100); do  # 10 s at most
+# Done when serve says which port it took, or when it has exited.
+port_or_exit() {
   port=$(sed -n 's/.* msg=serving port=\([0-9]*\) .*/\1/p' serve.log)
-  [ -n "$port" ] && break
-  kill -0 "$serve" 2>/dev/null || break
-  sleep 0.1
-done
+  [ -n "$port" ] || ! kill -0 "$serve" 2>/dev/null
+}
+within_10s port_or_exit || true
 [ -n "$port" ] || { cat serve.log >&2; echo "cmake/bolt-layout.sh: serve did not start" >&2; false; }
 for review in "${reviews[@]}"; do
   echo next  # each group its own options
@@ -93,21 +101,19 @@ kill -TERM "$serve"
 wait "$serve" || { cat serve.log >&2; false; }
 serve=
 # The watcher sees serve gone within a second and writes the counters to profile.<its pid>.fdata.
-profiles=()
-for _ in $(seq 100); do  # 10 s at most
+profile_written() {
   profiles=(profile.*.fdata)
-  [ -e "${profiles[0]}" ] && break
-  sleep 0.1
-done
-[ -e "${profiles[0]}" ] || { echo "cmake/bolt-layout.sh: no profile was written" >&2; false; }
+  [ -e "${profiles[0]}" ]
+}
+within_10s profile_written || { echo "cmake/bolt-layout.sh: no profile was written" >&2; false; }
 watcher=${profiles[0]#profile.}
 watcher=${watcher%.fdata}
-for _ in $(seq 100); do  # 10 s at most; a watcher nobody reaps stays a zombie (Z)
+watcher_done() {  # gone, or a zombie (a watcher nobody reaps stays one)
+  local state
   state=$(sed 's/.*) //' "/proc/$watcher/stat" 2>/dev/null | cut -d' ' -f1) || true
-  [ -z "$state" ] || [ "$state" = Z ] && break
-  sleep 0.1
-done
-[ -z "$state" ] || [ "$state" = Z ] || {
+  [ -z "$state" ] || [ "$state" = Z ]
+}
+within_10s watcher_done || {
   echo "cmake/bolt-layout.sh: the profile watcher $watcher did not finish" >&2
   false
 }
