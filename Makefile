@@ -5,6 +5,8 @@ BUILD      ?= build
 JOBS       ?= $(shell nproc)
 LISTEN     ?= 127.0.0.1:8443
 CMAKE_ARGS ?=
+# Debian's python: it has python3-yaml and python3-jsonpatch.
+PYTHON     := /usr/bin/python3
 # CI: warnings are errors, and debug information is line tables only (GPUADMIT_DEBUG_INFO=lines:
 # backtraces keep their file:line, and each of CI's three builds compiles about a fifth faster).
 ifeq ($(CI),true)
@@ -25,7 +27,7 @@ FUZZ_DEBS    := clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps fuzz-deps image-deps build test test-sanitize test-image fuzz run bench certs \
-        deploy image clean help
+        deploy image clean help cluster-tools cluster cluster-down test-cluster
 
 all: build
 
@@ -39,6 +41,11 @@ help:
 	@echo "make test-image  the image built twice (one digest), its smoke test, the Dockerfile"
 	@echo "make certs   dev CA and serving certificate in certs/dev/"
 	@echo "make deploy  kubectl apply -k manifests/"
+	@echo "make cluster a local control plane (etcd, kube-apiserver, controller-manager, scheduler, KWOK"
+	@echo "             GPU nodes) with gpuadmit registered, left running; NODES=FILE for other nodes"
+	@echo "make cluster-down  stop it"
+	@echo "make test-cluster  the scenarios on the real control plane"
+	@echo "make cluster-tools build the pinned Kubernetes components into $(BUILD)/cluster/bin"
 
 deps:
 	@$(MAKE) --no-print-directory install-debs PACKAGES="$(DEBS)"
@@ -71,8 +78,28 @@ build: deps $(BUILD)/CMakeCache.txt
 	@if [ -n "$(CMAKE_ARGS)" ]; then cmake -S . -B $(BUILD) $(CMAKE_ARGS) >/dev/null; fi
 	cmake --build $(BUILD) -j$(JOBS)
 
+# Every test but the cluster scenarios (make test-cluster), which need the Kubernetes components.
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) -LE cluster
+
+# The real Kubernetes components, from the versions pinned in tests/cluster/*/go.mod (Go from
+# the module proxy), into $(BUILD)/cluster/bin; a second run builds nothing.
+CLUSTER_BIN := $(BUILD)/cluster/bin
+NODES       ?= tests/cluster/nodes.json
+cluster-tools:
+	tests/cluster/build-tools.sh $(CLUSTER_BIN)
+
+# A local control plane with gpuadmit registered, left running (make cluster-down stops it).
+cluster: build cluster-tools certs
+	$(PYTHON) tests/cluster/cluster.py up --dir $(BUILD)/cluster --gpuadmit $(BUILD)/gpuadmit \
+	  --nodes $(NODES)
+
+cluster-down:
+	$(PYTHON) tests/cluster/cluster.py down --dir $(BUILD)/cluster
+
+# The scenarios on the real control plane, one after another (each starts its own).
+test-cluster: build cluster-tools
+	ctest --test-dir $(BUILD) --output-on-failure -L cluster
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in their own build dir.
 test-sanitize: deps

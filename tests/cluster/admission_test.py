@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+"""What the real apiserver does around gpuadmit's answer:
+
+  - every CREATE review under tests/fixtures/ is replayed as the object itself, created through
+    the real apiserver (defaulting before gpuadmit, validation after its patch): each is
+    accepted, and carries what `gpuadmit review` patches into the same object;
+  - server-side dry run (`kubectl apply --dry-run=server`) is answered with gpuadmit's patch but
+    creates nothing and reserves nothing: 13 dry-run pods asking 2g.20gb on a cluster of 12 all
+    keep 2g.20gb, and a real 12-replica burst afterwards still gets all 12;
+  - `failurePolicy: Ignore` with gpuadmit stopped: a GPU pod is created unchanged within the
+    webhook's timeout, and a pod in gpuadmit's own namespace is admitted without a call.
+"""
+
+import copy
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import jsonpatch
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import check, log, run  # noqa: E402
+from kube import ApiError, resource_path  # noqa: E402
+
+CREATABLE = {"Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob"}
+SERVER_FIELDS = ("uid", "creationTimestamp", "resourceVersion", "managedFields", "generation",
+                 "ownerReferences", "selfLink", "deletionTimestamp")
+MIG2 = "nvidia.com/mig-2g.20gb"
+
+
+def fixture_objects(repo):
+    """(file, object) for each CREATE review of a kind the cluster serves."""
+    files = sorted(glob.glob(os.path.join(repo, "tests/fixtures/gpu/*.json")) +
+                   glob.glob(os.path.join(repo, "tests/fixtures/admission/*.json")))
+    for path in files:
+        with open(path) as f:
+            review = json.load(f)
+        request = review.get("request", {})
+        obj = request.get("object")
+        if request.get("operation") != "CREATE" or not obj or obj.get("kind") not in CREATABLE:
+            continue
+        if request.get("dryRun") or request.get("subResource"):
+            continue
+        yield path, review, obj
+
+
+def creatable(obj, namespace):
+    obj = copy.deepcopy(obj)
+    meta = obj.setdefault("metadata", {})
+    for key in SERVER_FIELDS:
+        meta.pop(key, None)
+    meta["namespace"] = namespace
+    if not meta.get("name"):
+        meta["name"] = meta.get("generateName", "obj-").rstrip("-") + "-fixture"
+    meta.pop("generateName", None)
+    obj.pop("status", None)
+    spec = obj.get("spec", {})
+    spec.pop("nodeName", None)  # a recorded binding names a node this cluster does not have
+    # A recorded pod's service-account volume names a token that does not exist here.
+    for pod_spec in pod_specs(obj):
+        pod_spec.pop("nodeName", None)
+        pod_spec["volumes"] = [v for v in pod_spec.get("volumes", [])
+                               if not v.get("name", "").startswith("kube-api-access-")]
+        for c in pod_spec.get("containers", []) + pod_spec.get("initContainers", []):
+            c["volumeMounts"] = [m for m in c.get("volumeMounts", [])
+                                 if not m.get("name", "").startswith("kube-api-access-")]
+        pod_spec.pop("serviceAccountName", None)
+        pod_spec.pop("serviceAccount", None)
+    return obj
+
+
+def pod_specs(obj):
+    spec = obj.get("spec", {})
+    if obj["kind"] == "Pod":
+        return [spec]
+    if obj["kind"] == "CronJob":
+        return [spec.get("jobTemplate", {}).get("spec", {}).get("template", {}).get("spec", {})]
+    return [spec.get("template", {}).get("spec", {})]
+
+
+def expected_patch(args, policy, plane, review_obj):
+    """What `gpuadmit review` patches into `review_obj`, against the live cluster's state."""
+    with tempfile.TemporaryDirectory() as d:
+        snapshot = os.path.join(d, "cluster.json")
+        with open(snapshot, "w") as f:
+            f.write(plane.kubectl("get", "nodes,pods", "-A", "-o", "json"))
+        review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+                  "request": review_obj}
+        body = os.path.join(d, "review.json")
+        with open(body, "w") as f:
+            json.dump(review, f)
+        done = subprocess.run([args.gpuadmit, "review", "--policy", policy, "--cluster",
+                               snapshot, body], capture_output=True, text=True, timeout=60)
+        answer = json.loads(done.stdout)["response"]
+        if "patch" not in answer:
+            return []
+        import base64
+        return json.loads(base64.b64decode(answer["patch"]))
+
+
+def comparable(ops):
+    """The patch's operations that the created object can be held to: the reservation's id is
+    the serving replica's own, so only its presence is compared."""
+    return [op for op in ops if op["op"] in ("add", "replace") and "reservation" not in op["path"]]
+
+
+def scenario(plane, args):
+    api = plane.api()
+    policy = os.path.join(args.source_dir, "manifests/examples/policy.yaml")
+    namespace = "fixtures"
+    api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                      "metadata": {"name": namespace}})
+    api.wait(lambda: _exists(api, "/api/v1/namespaces/%s/serviceaccounts/default" % namespace),
+             30, "the fixtures namespace's default service account")
+    accepted = 0
+    for path, review, obj in fixture_objects(args.source_dir):
+        name = os.path.basename(path)
+        manifest = creatable(obj, namespace)
+        collection = resource_path(manifest)
+        # The review gpuadmit would see for this object, as `gpuadmit review` decides it now.
+        request = copy.deepcopy(review["request"])
+        request["object"] = manifest
+        request["namespace"] = namespace
+        request["dryRun"] = False
+        ops = expected_patch(args, policy, plane, request)
+        try:
+            created = api.create(collection, manifest)
+        except ApiError as e:
+            check("%s: accepted by the real apiserver" % name, False, str(e))
+            continue
+        accepted += 1
+        want = jsonpatch.apply_patch(manifest, ops) if ops else manifest
+        missing = []
+        for op in comparable(ops):
+            pointer = jsonpatch.JsonPointer(op["path"])
+            try:
+                have = pointer.resolve(created)
+            except jsonpatch.JsonPointerException:
+                missing.append(op["path"])
+                continue
+            if have != pointer.resolve(want):
+                missing.append("%s: %r != %r" % (op["path"], have, pointer.resolve(want)))
+        check("%s: accepted, and carries gpuadmit's %d-op patch" % (name, len(ops)),
+              not missing, "; ".join(missing)[:600])
+        api.delete(collection + "/" + manifest["metadata"]["name"] + "?propagationPolicy=Background")
+    check("at least 20 fixture objects were replayed", accepted >= 20, "%d" % accepted)
+    wait_empty(api, namespace)
+
+    dry_run(plane, api)
+    fail_open(plane, api)
+
+
+def _exists(api, path):
+    status, _ = api.request("GET", path)
+    return status == 200
+
+
+def wait_empty(api, namespace):
+    api.wait(lambda: not api.get("/api/v1/namespaces/%s/pods" % namespace)["items"], 60,
+             "the fixtures' pods to be gone")
+
+
+def mig_pod(name, namespace="default"):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"containers": [{"name": "cuda", "image": "cuda",
+                                     "resources": {"limits": {MIG2: "1"}}}]}}
+
+
+def asks(pod):
+    return sorted(k for k in pod["spec"]["containers"][0]["resources"].get("limits", {})
+                  if k.startswith("nvidia.com/"))
+
+
+def dry_run(plane, api):
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        yaml.safe_dump_all([mig_pod("dry-%02d" % i) for i in range(13)], f)
+    out = plane.kubectl("apply", "--dry-run=server", "-f", f.name, "-o", "json")
+    items = json.loads(out).get("items", [])
+    kept = [p for p in items if asks(p) == [MIG2]]
+    check("dry run: 13 pods answered, all keep 2g.20gb (no dry-run review reserved a device)",
+          len(items) == 13 and len(kept) == 13, "%d answered, %d kept" % (len(items), len(kept)))
+    check("dry run: the answers carry gpuadmit's annotations",
+          all(any(k.startswith("gpuadmit.io/") for k in p["metadata"].get("annotations", {}))
+              for p in items))
+    check("dry run: nothing was created",
+          not api.get("/api/v1/namespaces/default/pods")["items"])
+    for i in range(12):
+        api.create("/api/v1/namespaces/default/pods", mig_pod("real-%02d" % i))
+    pods = api.get("/api/v1/namespaces/default/pods")["items"]
+    check("dry run: 12 real pods afterwards all get 2g.20gb",
+          sum(1 for p in pods if asks(p) == [MIG2]) == 12,
+          str([asks(p) for p in pods]))
+    for p in pods:
+        api.delete("/api/v1/namespaces/default/pods/" + p["metadata"]["name"])
+
+
+def fail_open(plane, api):
+    code = plane.stop_process("gpuadmit")
+    log("gpuadmit stopped (exit %s)" % code)
+    started = time.monotonic()
+    pod = api.create("/api/v1/namespaces/default/pods", mig_pod("while-down"))
+    took = time.monotonic() - started
+    check("fail open: a GPU pod is created while gpuadmit is down", asks(pod) == [MIG2])
+    check("fail open: ... unchanged (no gpuadmit annotation)",
+          not any(k.startswith("gpuadmit.io/") for k in pod["metadata"].get("annotations", {})))
+    check("fail open: ... within the webhook's 5 s timeout (%.2f s)" % took, took < 5.5)
+    started = time.monotonic()
+    own = api.create("/api/v1/namespaces/gpuadmit/pods", mig_pod("own-namespace", "gpuadmit"))
+    took = time.monotonic() - started
+    check("fail open: gpuadmit's own namespace is admissible without a call (%.3f s)" % took,
+          took < 1.0 and own["metadata"]["name"] == "own-namespace")
+
+
+if __name__ == "__main__":
+    sys.exit(run(scenario, "admission"))

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""MIG fallback through the real control plane, with `kubectl apply` as a user runs it, on two
+H200 nodes (28 x 1g.10gb; 12 x 2g.20gb + 4 x 1g.10gb) and one node of 8 whole GPUs:
+
+  - a Deployment of 20 replicas asking mig-2g.20gb on the empty cluster: the real ReplicaSet
+    controller's burst ends with 12 pods on 2g.20gb, 8 moved to 1g.10gb with the fallback
+    annotation, every pod bound by the real kube-scheduler and Running, none Pending;
+  - a Pod asking 2g.20gb once none is free comes out asking 1g.10gb, annotated;
+  - a Job's pod and a CronJob's Job's pod the same, and both Jobs complete.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import check, log, run  # noqa: E402
+
+MIG2 = "nvidia.com/mig-2g.20gb"
+MIG1 = "nvidia.com/mig-1g.10gb"
+FALLBACK = "gpuadmit.io/fallback"
+PODS = "/api/v1/namespaces/default/pods"
+WAIT_S = 90
+
+
+def asks(pod):
+    limits = pod["spec"]["containers"][0].get("resources", {}).get("limits", {})
+    return [k for k in limits if k.startswith("nvidia.com/")]
+
+
+def pods_of(api, selector):
+    return api.get(PODS, labelSelector=selector)["items"]
+
+
+def scenario(plane, args):
+    api = plane.api()
+    examples = os.path.join(args.source_dir, "tests/cluster/examples")
+
+    plane.kubectl("apply", "-f", os.path.join(examples, "deployment-20.yaml"))
+
+    def burst_settled():
+        pods = pods_of(api, "app=gpu-test")
+        running = [p for p in pods if p["status"].get("phase") == "Running"]
+        return pods if len(pods) == 20 and len(running) == 20 else None
+
+    try:
+        pods = api.wait(burst_settled, WAIT_S, "20 gpu-test pods Running")
+    except TimeoutError:
+        pods = pods_of(api, "app=gpu-test")
+    on2 = [p for p in pods if asks(p) == [MIG2]]
+    on1 = [p for p in pods if asks(p) == [MIG1]]
+    pending = [p["metadata"]["name"] for p in pods if not p["spec"].get("nodeName")]
+    check("deployment: 20 pods created by the ReplicaSet controller", len(pods) == 20,
+          "%d pods" % len(pods))
+    check("deployment: 12 keep mig-2g.20gb", len(on2) == 12, "%d" % len(on2))
+    check("deployment: 8 fall back to mig-1g.10gb", len(on1) == 8, "%d" % len(on1))
+    check("deployment: 0 Pending (every pod bound by kube-scheduler)", not pending,
+          "unbound: %s" % pending)
+    check("deployment: each fallback pod is annotated 2g.20gb->1g.10gb",
+          all(p["metadata"].get("annotations", {}).get(FALLBACK) == "2g.20gb->1g.10gb"
+              for p in on1), "annotations: %s" % [p["metadata"].get("annotations") for p in on1])
+    check("deployment: no pod that kept 2g.20gb carries a fallback annotation",
+          not any(FALLBACK in p["metadata"].get("annotations", {}) for p in on2))
+    check("deployment: the 2g.20gb pods run on gpu-medium",
+          all(p["spec"].get("nodeName") == "gpu-medium" for p in on2),
+          str(sorted({p["spec"].get("nodeName") for p in on2})))
+    check("deployment: pods were made with generateName by the ReplicaSet",
+          all(p["metadata"].get("generateName", "").startswith("gpu-test-") for p in pods))
+    columns = ("custom-columns=NAME:.metadata.name,NODE:.spec.nodeName,"
+               "FALLBACK:.metadata.annotations.gpuadmit\\.io/fallback,"
+               "GPU-REQUEST:.spec.containers[0].resources.requests")
+    print(plane.kubectl("get", "pods", "-l", "app=gpu-test", "-o", columns))
+
+    plane.kubectl("apply", "-f", os.path.join(examples, "mig-pod.yaml"))
+    pod = api.get(PODS + "/mig-test")
+    check("pod: asks mig-1g.10gb when no 2g.20gb is free", asks(pod) == [MIG1], str(asks(pod)))
+    check("pod: annotated gpuadmit.io/fallback: 2g.20gb->1g.10gb",
+          pod["metadata"].get("annotations", {}).get(FALLBACK) == "2g.20gb->1g.10gb",
+          str(pod["metadata"].get("annotations")))
+    limits = pod["spec"]["containers"][0]["resources"]
+    check("pod: requests equal limits for the extended resource (apiserver validation passed)",
+          limits.get("requests", {}).get(MIG1) == limits["limits"].get(MIG1) == "1", str(limits))
+    print(plane.kubectl("get", "pod", "mig-test", "-o",
+                        "jsonpath={.metadata.annotations}{\"\\n\"}{.spec.containers[0].resources}"))
+
+    plane.kubectl("apply", "-f", os.path.join(examples, "job.yaml"))
+    job_done(plane, api, "gpu-job", "job-name=gpu-job", "job")
+
+    plane.kubectl("apply", "-f", os.path.join(examples, "cronjob.yaml"))
+    plane.kubectl("create", "job", "gpu-cron-now", "--from=cronjob/gpu-cron")
+    job_done(plane, api, "gpu-cron-now", "job-name=gpu-cron-now", "cronjob's job")
+    print(plane.kubectl("get", "jobs"))
+
+
+def job_done(plane, api, name, selector, what):
+    path = "/apis/batch/v1/namespaces/default/jobs/" + name
+
+    def succeeded():
+        return api.get(path).get("status", {}).get("succeeded") == 1
+
+    try:
+        api.wait(succeeded, WAIT_S, "job %s to succeed" % name)
+    except TimeoutError as e:
+        log(str(e))
+    pods = pods_of(api, selector)
+    check("%s: one pod, asking mig-1g.10gb with the fallback annotation" % what,
+          len(pods) == 1 and asks(pods[0]) == [MIG1] and
+          pods[0]["metadata"].get("annotations", {}).get(FALLBACK) == "2g.20gb->1g.10gb",
+          str([(asks(p), p["metadata"].get("annotations")) for p in pods]))
+    check("%s: completed (KWOK ran its pod to Succeeded)" % what, succeeded(),
+          str(api.get(path).get("status")))
+
+
+if __name__ == "__main__":
+    sys.exit(run(scenario, "mig_fallback"))
