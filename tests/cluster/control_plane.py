@@ -300,7 +300,9 @@ class ControlPlane:
         self.gpuadmit_certs = certs
         return self.gpuadmit_kubeconfig
 
-    def start_gpuadmit(self, name="gpuadmit", extra=(), policy=None):
+    def start_gpuadmit(self, name="gpuadmit", extra=(), policy=None, replicas=None):
+        """`serve` as gpuadmit's service account; with `replicas`, one of that many replicas
+        electing a leader on the Lease gpuadmit/gpuadmit. (listen port, metrics port)."""
         if not getattr(self, "gpuadmit_kubeconfig", None):
             self.install_gpuadmit_objects()
         port, metrics = free_port(), free_port()
@@ -312,6 +314,11 @@ class ControlPlane:
                 "--tls-key", os.path.join(certs, "tls.key"),
                 "--listen", "127.0.0.1:%d" % port,
                 "--metrics-listen", "127.0.0.1:%d" % metrics, *extra]
+        if replicas:
+            argv += ["--leader-elect", "--advertise", "127.0.0.1:%d" % port, "--id", name,
+                     "--leader-election-namespace", "gpuadmit",
+                     "--peer-ca", os.path.join(certs, "ca.crt"),
+                     "--leader-elect-replicas", str(replicas)]
         self._run(name, argv, lambda: _http_ok("http://127.0.0.1:%d/readyz" % metrics),
                   GPUADMIT_READY_S)
         self.gpuadmit_ports[name] = (port, metrics)

@@ -5,11 +5,13 @@
 #include <cctype>
 #include <chrono>
 #include <exception>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "core/admission/admission.h"
 #include "core/admission/review.h"
 #include "core/inventory/inventory_gauges.h"
+#include "core/inventory/replica_share.h"
 #include "core/plan/sharing_rules.h"
 #include "core/text/append.h"
 
@@ -183,7 +185,8 @@ void AdmissionHandler::SetSnapshot(std::shared_ptr<const InventorySnapshot> snap
   gauges_.store(std::make_shared<const InventoryGauges>(std::move(gauges)));
 }
 
-HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::string_view body) {
+HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::string_view body,
+                                       int64_t replica_share) {
   if (body.empty()) return Reject(400, Counter::kBadRequests, "empty body");
   if (body.size() > kMaxReviewBody) {
     return Reject(413, Counter::kPayloadTooLarge, "body larger than 7 MiB");
@@ -203,8 +206,13 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
     bool stale = stale_ && stale_();
     std::shared_ptr<const ClusterGpuMetrics> gpu_metrics = gpu_metrics_.load();
     // Per-node explanations cost string work on every GPU pod: only for debug logs or --explain.
-    ReviewContext context{snapshot ? *snapshot : kEmptySnapshot, p, gpu_metrics.get(),
-                          reservations_, stale};
+    const InventorySnapshot& inventory = snapshot ? *snapshot : kEmptySnapshot;
+    std::optional<ReplicaShare> share;
+    Reservations* reservations = reservations_;
+    if (replica_share > 1 && reservations_ != nullptr) {
+      reservations = &share.emplace(*reservations_, inventory, replica_share);
+    }
+    ReviewContext context{inventory, p, gpu_metrics.get(), reservations, stale};
     context.explain = explain_ || log_.Enabled(LogLevel::kDebug);
     auto answer = Review(body, context);
     if (!answer.ok()) return Reject(400, Counter::kBadRequests, answer.error().message);

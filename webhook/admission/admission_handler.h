@@ -84,8 +84,11 @@ class AdmissionHandler {
   const DecisionLog& decision_log() const { return decision_log_; }
 
   // Answers one POST /mutate. 400: empty or undecodable body; 413: body over kMaxReviewBody;
-  // 415: content type not application/json; 200: an AdmissionReview answer.
-  HandlerAnswer Handle(std::string_view content_type, std::string_view body);
+  // 415: content type not application/json; 200: an AdmissionReview answer. `replica_share` > 1
+  // decides on that fraction of each node's free devices (ReplicaShare): a replica without its
+  // leader.
+  HandlerAnswer Handle(std::string_view content_type, std::string_view body,
+                       int64_t replica_share = 1);
 
  private:
   HandlerAnswer Reject(int status, Counter counter, std::string reason);

@@ -25,6 +25,7 @@ Result<std::unique_ptr<LeaderRouting>> LeaderRouting::Start(const LeaderRoutingS
   options.identity = settings.identity;
   options.address = settings.advertise;
   self->identity_ = settings.identity;
+  self->replicas_ = settings.replicas;
   self->elector_ =
       std::make_unique<LeaderElector>(*self->lock_, self->clock_, log, metrics, options);
   log.Info("leader election: started",
@@ -72,12 +73,11 @@ HandlerAnswer LeaderRouting::DecideHere(std::string_view content_type, std::stri
   } else {
     unlogged_.fetch_add(1);
   }
-  HandlerAnswer a = handler_.Handle(content_type, body);
+  HandlerAnswer a = handler_.Handle(content_type, body, replicas_);
   if (a.status == 200) {
     AddReviewWarning(a.body, "gpuadmit: decided by replica " + identity_ + " without the leader (" +
-                                 reason +
-                                 "); a pod admitted at the same time on another replica may "
-                                 "count on the same device");
+                                 reason + "), on its share (1/" + std::to_string(replicas_) +
+                                 ") of the free devices");
   }
   return a;
 }

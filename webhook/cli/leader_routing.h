@@ -6,8 +6,9 @@
 //   - a follower forwards the rest to the address the leader published on the Lease and answers
 //     with the leader's answer, unchanged;
 //   - with no leader known, or a leader that does not answer within 2 s, the follower decides
-//     here, degraded: counted (gpuadmit_forward_failures_total), logged, and the answer carries
-//     a warning.
+//     here, degraded, on its share of the free devices (1/--leader-elect-replicas of each
+//     node's, ReplicaShare): counted (gpuadmit_forward_failures_total), logged, and the answer
+//     carries a warning.
 //
 //   auto routing = LeaderRouting::Start(settings, config, handler, metrics, log);
 //   server.SetReviewRoute([&r = *routing.value()](auto type, auto body, bool forwarded) {
@@ -45,6 +46,9 @@ struct LeaderRoutingSettings {
   std::string peer_ca;           // --peer-ca: the CA of the replicas' serving certificate
   std::string tls_cert;          // --tls-cert: its name is what the leader's certificate must hold
   LeaderElectionOptions timing;  // lease duration, renew deadline, retry period
+  // --leader-elect-replicas: how many replicas run. Without a leader each decides on 1/replicas
+  // of every node's free devices, so together they never promise a device twice.
+  int64_t replicas = 3;
 };
 
 class LeaderRouting {
@@ -75,6 +79,7 @@ class LeaderRouting {
   Logger& log_;
   SteadyClock clock_;
   std::string identity_;
+  int64_t replicas_ = 1;
   std::unique_ptr<KubeClient> client_;
   std::unique_ptr<LeaseLock> lock_;
   std::unique_ptr<LeaderElector> elector_;

@@ -20,7 +20,8 @@ Usage:
                    [--log-level debug|info|warn|error] [--max-connections 1024] [--workers N]
                    [--leader-elect --advertise HOST:PORT [--id NAME] [--peer-ca FILE]
                     [--leader-election-namespace NS] [--leader-elect-lease-duration 15]
-                    [--leader-elect-renew-deadline 10] [--leader-elect-retry-period 2]]
+                    [--leader-elect-renew-deadline 10] [--leader-elect-retry-period 2]
+                    [--leader-elect-replicas 3]]
   gpuadmit review  --policy FILE --cluster FILE [--dcgm-file FILE] [--explain] [REVIEW.json | -]
   gpuadmit check-policy FILE
   gpuadmit inventory [--cluster FILE | --kubeconfig FILE [--context NAME]]
@@ -45,6 +46,9 @@ Usage:
   --metrics-listen    plain HTTP for GET /metrics, /healthz and /readyz (they are also on --listen)
   --metrics-per-node  also export the inventory gauges per node (a `node` label; large clusters)
   --workers N         event loops (default: one per CPU the process may use)
+  --leader-elect-replicas N
+                      how many replicas run (default 3); a replica that cannot reach the leader
+                      decides on 1/N of each node's free devices, so none is promised twice
   review              prints exactly what serve answers for the same body; --explain writes the
                       decision trail (the GPU node selection block) to stderr
   simulate            replays pods through the review code against a simulated cluster and a

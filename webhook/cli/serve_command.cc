@@ -154,6 +154,19 @@ std::string ElectionSettings(const Flags& f, LeaderRoutingSettings& out) {
     }
     t.value = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   }
+  if (f.Has("leader-elect-replicas")) {
+    int64_t replicas = 0;
+    try {
+      replicas = std::stoll(f.Value("leader-elect-replicas"));
+    } catch (const std::exception&) {
+      replicas = 0;
+    }
+    if (replicas < 1 || replicas > 1000) {
+      return "--leader-elect-replicas must be a count in [1, 1000], not " +
+             f.Value("leader-elect-replicas");
+    }
+    out.replicas = replicas;
+  }
   if (!(out.timing.retry_period < out.timing.renew_deadline &&
         out.timing.renew_deadline < out.timing.lease_duration)) {
     return "leader election needs retry period < renew deadline < lease duration";
@@ -190,7 +203,8 @@ int ServeCommand(int argc, char** argv) {
            "peer-ca",
            "leader-elect-lease-duration",
            "leader-elect-renew-deadline",
-           "leader-elect-retry-period"},
+           "leader-elect-retry-period",
+           "leader-elect-replicas"},
           {"leader-elect", "metrics-per-node"});
   if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("serve", err);
   for (const char* required : {"policy", "tls-cert", "tls-key"}) {
@@ -208,7 +222,7 @@ int ServeCommand(int argc, char** argv) {
   } else {
     for (const char* only :
          {"leader-election-namespace", "id", "advertise", "peer-ca", "leader-elect-lease-duration",
-          "leader-elect-renew-deadline", "leader-elect-retry-period"}) {
+          "leader-elect-renew-deadline", "leader-elect-retry-period", "leader-elect-replicas"}) {
       if (f.Has(only))
         return UsageError("serve", std::string("--") + only + " needs --leader-elect");
     }
