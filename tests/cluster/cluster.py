@@ -26,7 +26,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "../.."))
 TRY = """
 The cluster is up. Try:
 
-  export KUBECONFIG={kubeconfig}
+  export KUBECONFIG={kubeconfig} PATH={bin}:$PATH
   kubectl get nodes -L nvidia.com/gpu.product
   kubectl apply -f tests/cluster/examples/mig-pod.yaml
   kubectl get pod mig-test -o jsonpath='{{.metadata.annotations}}{{"\\n"}}{{.spec.containers[0].resources}}{{"\\n"}}'
@@ -74,7 +74,7 @@ def up(args):
     shutil.copy(plane.kubeconfig, kubeconfig)
     with open(state_path(args.dir), "w") as f:
         json.dump(plane.state(), f, indent=2)
-    print(TRY.format(kubeconfig=os.path.relpath(kubeconfig, os.getcwd()),
+    print(TRY.format(kubeconfig=os.path.relpath(kubeconfig, os.getcwd()), bin=plane.bin,
                      log=os.path.relpath(plane.processes["gpuadmit"].log, os.getcwd())))
     return 0
 
