@@ -8,9 +8,11 @@ Service), called by the real apiserver:
     all 30 are created, at most 12 are promised 2g.20gb (the followers decide on their
     share of the free devices until a new leader holds the Lease), and every pod promised a
     device is bound; a pod beyond a follower's share is left unchanged, with a warning;
-  - a new leader takes the Lease, and decides alone again.
+  - a new leader takes the Lease;
+  - a rolling restart of the replicas during a 200-pod burst: 0 pods rejected, all bound.
 """
 
+import json
 import os
 import signal
 import sys
@@ -147,7 +149,64 @@ def scenario(plane, args):
     except TimeoutError:
         bound = False
     check("leader killed: every pod promised a device is bound by kube-scheduler", bound)
+    rolling_restart(plane, api, proxy, ports)
     proxy.stop()
+
+
+def rolling_restart(plane, api, proxy, ports):
+    """A 200-replica Deployment asking one whole GPU each, on 25 more nodes of 8 GPUs, while
+    each replica in turn is stopped (SIGTERM) and started again on a new port."""
+    plane.kubectl("delete", "pods", "-l", "app=burst", "--wait=false")
+    with open(os.path.join(plane.repo, "tests/cluster/nodes.json")) as f:
+        template = json.load(f)["items"][2]  # gpu-whole: 8 whole GPUs
+    extra = []
+    for i in range(25):
+        node = json.loads(json.dumps(template))
+        node["metadata"]["name"] = node["metadata"]["labels"]["kubernetes.io/hostname"] = \
+            "whole-%02d" % i
+        extra.append(node)
+    nodes_file = os.path.join(plane.workdir, "whole-nodes.json")
+    with open(nodes_file, "w") as f:
+        json.dump({"apiVersion": "v1", "kind": "List", "items": extra}, f)
+    plane.add_nodes(nodes_file)
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
+                  "metadata": {"name": "roll", "namespace": "default"},
+                  "spec": {"replicas": 200, "selector": {"matchLabels": {"app": "roll"}},
+                           "template": {"metadata": {"labels": {"app": "roll"}}, "spec": {
+                               "containers": [{"name": "main", "image": "cuda", "resources": {
+                                   "limits": {"nvidia.com/gpu": "1"}}}]}}}}
+    api.create("/apis/apps/v1/namespaces/default/deployments", deployment)
+    restarted = 0
+    for name in sorted(ports):
+        if name not in plane.processes:
+            continue  # the leader killed above
+        code = plane.stop_process(name)
+        port = plane.start_gpuadmit(name, replicas=REPLICAS)[0]
+        ports[name] = port
+        proxy.set_backends([ports[n] for n in sorted(ports) if n in plane.processes])
+        restarted += 1
+        log("restarted %s (it exited with %s) on port %d" % (name, code, port))
+
+    def settled():
+        pods = api.get(PODS, labelSelector="app=roll")["items"]
+        return pods if len(pods) == 200 and all(p["spec"].get("nodeName") for p in pods) else None
+
+    try:
+        pods = api.wait(settled, 120, "200 pods bound")
+    except TimeoutError:
+        pods = api.get(PODS, labelSelector="app=roll")["items"]
+    unchanged = [p["metadata"]["name"] for p in pods if not reserved(p)]
+    check("rolling restart of %d replicas during a 200-pod burst: 200 created, all bound"
+          % restarted, len(pods) == 200 and all(p["spec"].get("nodeName") for p in pods),
+          "%d pods, %d bound" % (len(pods), sum(1 for p in pods if p["spec"].get("nodeName"))))
+    # While no replica leads (the leader's restart), each decides on its share of every node's
+    # free GPUs; a node with fewer free than replicas offers no share, and the pods that find
+    # none are left to the scheduler unchanged: placed as without gpuadmit, never twice.
+    log("rolling restart: %d of 200 pods decided by gpuadmit, %d left to the scheduler "
+        "unchanged (no share left on the nodes with room)" % (200 - len(unchanged),
+                                                             len(unchanged)))
+    check("rolling restart: 0 pods rejected, and every GPU promised at most once",
+          len(pods) == 200 and sum(1 for p in pods if reserved(p)) <= 208)
 
 
 if __name__ == "__main__":
