@@ -106,7 +106,7 @@ test-sanitize: deps
 	cmake -S . -B $(BUILD)-sanitize -DGPUADMIT_SANITIZE=ON -DGPUADMIT_BENCH=OFF \
 	  -DCMAKE_BUILD_TYPE=Debug $(CMAKE_ARGS)
 	cmake --build $(BUILD)-sanitize -j$(JOBS)
-	ctest --test-dir $(BUILD)-sanitize --output-on-failure -j$(JOBS)
+	ctest --test-dir $(BUILD)-sanitize --output-on-failure -j$(JOBS) -LE cluster
 
 # The OCI image (image/build-image.sh): build/gpuadmit stripped, on a root of Debian packages.
 image: build image-deps

@@ -116,12 +116,13 @@ void InventorySnapshot::Reposition(std::span<const NodeInventory* const> moved) 
   }
 }
 
-Result<InventorySnapshot> InventorySnapshot::FromObjects(const nlohmann::json& list) {
+Result<InventorySnapshot> InventorySnapshot::FromObjects(const nlohmann::json& list,
+                                                         std::string_view reservation_annotation) {
   auto items = list.find("items");
   if (!list.is_object() || items == list.end() || !items->is_array()) {
     return Error{"the cluster list has no \"items\" array"};
   }
-  ClusterState state("gpuadmit.io/reservation");
+  ClusterState state{std::string(reservation_annotation)};
   for (const nlohmann::json& item : *items) {
     auto kind = item.find("kind");
     if (kind == item.end() || !kind->is_string()) continue;

@@ -60,8 +60,10 @@ class InventorySnapshot {
 
   // Builds a snapshot from a v1 List (or NodeList/PodList) whose items are Nodes and Pods.
   // Succeeded and Failed pods free their devices; unbound pods are queued demand, or gated().
-  // Errors when `list` has no `items` array.
-  static Result<InventorySnapshot> FromObjects(const nlohmann::json& list);
+  // `reservation_annotation` is the key decisions write their reservation under (the policy's
+  // Annotation("reservation")). Errors when `list` has no `items` array.
+  static Result<InventorySnapshot> FromObjects(
+      const nlohmann::json& list, std::string_view reservation_annotation = "gpuadmit.io/reservation");
 
   // Every node, sorted by name.
   const std::vector<NodeInventory>& nodes() const { return nodes_; }

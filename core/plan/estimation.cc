@@ -166,12 +166,18 @@ void PlanMemory(const PodRequest& pod, const Policy& policy, const std::vector<s
   }
   auto model = ModelOf(pod, policy, targets, lines, state);
   if (!model) return;  // unknown: the default flow then never picks MIG
-  ModelMemory m = ModelMemoryMib(model->first, policy.requirements);
+  const int64_t gpus = std::max<int64_t>(Get(state.effective(), kGpu), 1);
+  ModelMemory m = ModelMemoryMib(model->first, policy.requirements, gpus);
   state.gpu_memory_mib = m.mib;
+  std::string split;
+  if (m.split_over > 0) {
+    split = " (" + std::to_string(m.rule_mib) + " MiB per GPU over " +
+            std::to_string(m.split_over) + " GPUs, on this pod's " + std::to_string(gpus) + ")";
+  }
   d.trail.push_back(
       "GPU memory need " + std::to_string(m.mib) + " MiB per GPU: model " + model->first + " (" +
       model->second + ") " +
-      (m.rule.empty() ? "matches no rule: the default" : "matches \"" + m.rule + "\""));
+      (m.rule.empty() ? "matches no rule: the default" : "matches \"" + m.rule + "\"") + split);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <iterator>
+#include <string_view>
+#include <vector>
 #include <span>
 
 #include "core/kube/mig_resource.h"
@@ -45,12 +47,29 @@ Result<int64_t> MinMemoryMib(const PodRequest& pod, const Policy& policy) {
 
 // The node memory (nvidia.com/gpu.memory) of the first node labelled `product` offering
 // `resource`; 0 when unknown.
+// The GPU memory of `product`'s nodes: of one offering `resource`, else of any.
 int64_t MemoryOf(const InventorySnapshot& snapshot, const std::string& resource,
                  std::string_view product) {
   auto nodes = snapshot.NodesOffering(resource);
   auto it = std::find_if(nodes.begin(), nodes.end(),
                          [&](const NodeInventory* n) { return n->Product() == product; });
-  return it == nodes.end() ? 0 : (*it)->facts->gpu.memory_mib;
+  if (it != nodes.end()) return (*it)->facts->gpu.memory_mib;
+  for (const NodeInventory& n : snapshot.nodes()) {
+    if (n.Product() == product) return n.facts->gpu.memory_mib;
+  }
+  return 0;
+}
+
+// The products whose nodes offer some MIG profile: where a profile no node offers falls back.
+std::vector<std::string_view> MigProducts(const InventorySnapshot& snapshot) {
+  std::vector<std::string_view> out;
+  for (std::string_view resource : snapshot.ResourcesOffered()) {
+    if (!resource.starts_with(kMigResourcePrefix)) continue;
+    for (std::string_view product : snapshot.ProductsOffering(resource)) {
+      if (std::find(out.begin(), out.end(), product) == out.end()) out.push_back(product);
+    }
+  }
+  return out;
 }
 
 // For products the catalog does not know: the smaller MIG profiles that nodes labelled
@@ -167,11 +186,20 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
       claim(*node, resource, count);
       continue;
     }
-    auto products = context.snapshot.ProductsOffering(resource);
+    std::span<const std::string_view> products = context.snapshot.ProductsOffering(resource);
+    // A profile no node is cut into falls back like one that is all taken, along the chains of
+    // the products that are cut into MIG devices at all.
+    std::vector<std::string_view> cut;
     if (products.empty()) {
-      d.warnings.push_back(resource + " is offered by no node; " + pod.name + " left unchanged");
+      cut = MigProducts(context.snapshot);
+      if (cut.empty()) {
+        d.warnings.push_back(resource + " is offered by no node, and no node is cut into MIG "
+                             "devices; " + pod.name + " left unchanged");
+        d.trail.push_back(resource + ": no node offers it, nor any MIG profile");
+        continue;
+      }
+      products = cut;
       d.trail.push_back(resource + ": no node offers it");
-      continue;
     }
     std::string queued;
     if (int64_t n = Get(context.snapshot.queued(), resource) -

@@ -31,12 +31,21 @@ bool ModelNameMatches(std::string_view model, std::string_view pattern) {
   return false;
 }
 
-ModelMemory ModelMemoryMib(std::string_view model, const RequirementsPolicy& policy) {
+ModelMemory ModelMemoryMib(std::string_view model, const RequirementsPolicy& policy,
+                           int64_t gpus) {
   auto rule =
       std::find_if(policy.model_memory.begin(), policy.model_memory.end(),
                    [&](const ModelMemoryRule& r) { return ModelNameMatches(model, r.contains); });
-  if (rule != policy.model_memory.end()) return {rule->memory_mib, rule->contains};
-  return {policy.default_model_memory_mib, ""};
+  if (rule == policy.model_memory.end()) {
+    return {policy.default_model_memory_mib, "", policy.default_model_memory_mib, 0};
+  }
+  int64_t mib = rule->memory_mib;
+  if (rule->split_over > 0) {
+    int64_t on = std::max<int64_t>(gpus, 1);
+    int64_t total = rule->memory_mib * rule->split_over;
+    mib = std::max(rule->memory_mib, (total + on - 1) / on);
+  }
+  return {mib, rule->contains, rule->memory_mib, rule->split_over};
 }
 
 }  // namespace gpuadmit

@@ -24,10 +24,15 @@ bool ModelNameMatches(std::string_view model, std::string_view pattern);
 
 struct ModelMemory {
   int64_t mib = 0;
-  std::string rule;  // the pattern that matched, "" for the default
+  std::string rule;     // the pattern that matched, "" for the default
+  int64_t rule_mib = 0;  // the rule's own figure, per GPU of its split
+  int64_t split_over = 0;  // the rule's GPUs (0: per GPU whatever the count)
 };
 
-// The memory need of `model` per GPU: the first rule it matches, else the default.
-ModelMemory ModelMemoryMib(std::string_view model, const RequirementsPolicy& policy);
+// The memory need of `model` on each of `gpus` GPUs (at least 1): the first rule it matches,
+// else the default. A rule split over N GPUs needs memory x N in all, spread over the pod's
+// GPUs, so a pod with fewer GPUs than N needs more on each, never less than the rule's figure.
+ModelMemory ModelMemoryMib(std::string_view model, const RequirementsPolicy& policy,
+                           int64_t gpus = 1);
 
 }  // namespace gpuadmit

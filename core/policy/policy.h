@@ -121,6 +121,9 @@ enum class GpuCountAction { kOff, kWarn, kFill, kCorrect };
 struct ModelMemoryRule {
   std::string contains;  // case-insensitive substring of the model name, e.g. "70b"
   int64_t memory_mib = 0;
+  // The GPUs memory_mib is per GPU of: the model needs memory_mib x split_over in all, so a pod
+  // with fewer GPUs needs more on each. 0: memory_mib on each GPU, whatever the pod's count.
+  int64_t split_over = 0;
   bool operator==(const ModelMemoryRule&) const = default;
 };
 
@@ -128,9 +131,10 @@ struct RequirementsPolicy {
   // What to do when the parallelism (tp x pp x max(dp, cp, dcp)) disagrees with nvidia.com/gpu:
   // warn only, fill in a missing count, or also correct a wrong one (fill + correct).
   GpuCountAction gpu_count = GpuCountAction::kWarn;
-  // Seed 001: 70B/65B -> 20,000 MB per GPU, 13B/7B -> 12,000 MB; first match wins.
+  // Seed 001: 70B/65B -> 20,000 MB per GPU over 4 GPUs (its 70B example's tensor parallelism),
+  // 13B/7B -> 12,000 MB; first match wins.
   std::vector<ModelMemoryRule> model_memory = {
-      {"70b", 20000}, {"65b", 20000}, {"13b", 12000}, {"7b", 12000}};
+      {"70b", 20000, 4}, {"65b", 20000, 4}, {"13b", 12000}, {"7b", 12000}};
   int64_t default_model_memory_mib = 8000;  // a model name matching no rule
   bool operator==(const RequirementsPolicy&) const = default;
 };

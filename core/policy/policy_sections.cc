@@ -257,7 +257,12 @@ void ReadRequirements(const YAML::Node& node, const std::string& path, PolicyVal
                       [&](const YAML::Node& m, const std::string& mp) {
                         v.MemoryMib(m, mp, rule.memory_mib);
                       },
-                      true}});
+                      true},
+                     {"splitOver",
+                      [&](const YAML::Node& s, const std::string& sp) {
+                        v.Int(s, sp, 1, 64, rule.split_over);  // 64: GPUs a model spans at most
+                      },
+                      false}});
               // First match wins: a later rule with the same pattern could never apply.
               auto first = std::find_if(out.model_memory.begin(), out.model_memory.end(),
                                         [&](const ModelMemoryRule& o) {

@@ -24,7 +24,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr char kReservation[] = "gpuadmit.io/reservation";
 // 30 s: serve's reservation TTL; a pod normally reaches the watch long before.
 constexpr std::chrono::seconds kReservationTtl{30};
 
@@ -162,7 +161,10 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
   const json& items = At(cluster, {"items"});
   if (!items.is_array()) return Error{"the cluster list has no \"items\" array"};
   if (options.replicas < 1) return Error{"replicas must be at least 1"};
-  ClusterState state(kReservation);
+  // The key the policy's decisions write their reservations under (the baseline writes none).
+  const std::string reservation = policy != nullptr ? policy->Annotation("reservation")
+                                                    : Policy{}.Annotation("reservation");
+  ClusterState state(reservation);
   std::vector<SimNode> nodes;
   for (const json& item : items) {
     if (StringAt(item, {"kind"}) == "Node") {
@@ -195,7 +197,7 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
   };
   for (const json& item : items) {
     if (StringAt(item, {"kind"}) != "Pod") continue;
-    PodRecord record = ReadPod(item, kReservation);
+    PodRecord record = ReadPod(item, reservation);
     if (record.terminal) continue;
     if (auto at = node_index(record.node)) {
       SimPod pod = SimPodFromSpec(item["spec"]);
@@ -237,7 +239,7 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
 
   // The watch delivers `pod`: the inventory has it, and every ledger drops its reservation.
   auto watch = [&](const json& pod) {
-    state.UpsertPod(ReadPod(pod, kReservation));
+    state.UpsertPod(ReadPod(pod, reservation));
     for (const std::string& key : state.TakeArrivedReservations()) {
       for (ReservationLedger& l : ledgers) l.Release(key);
     }

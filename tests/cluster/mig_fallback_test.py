@@ -6,7 +6,8 @@ H200 nodes (28 x 1g.10gb; 12 x 2g.20gb + 4 x 1g.10gb) and one node of 8 whole GP
     controller's burst ends with 12 pods on 2g.20gb, 8 moved to 1g.10gb with the fallback
     annotation, every pod bound by the real kube-scheduler and Running, none Pending;
   - a Pod asking 2g.20gb once none is free comes out asking 1g.10gb, annotated;
-  - a Job's pod and a CronJob's Job's pod the same, and both Jobs complete.
+  - a Job's pod and a CronJob's Job's pod the same, and both Jobs complete;
+  - with the policy's annotationPrefix gpu-webhook.k8s.io, the same burst still ends 12 + 8.
 """
 
 import os
@@ -90,6 +91,43 @@ def scenario(plane, args):
     plane.kubectl("create", "job", "gpu-cron-now", "--from=cronjob/gpu-cron")
     job_done(plane, api, "gpu-cron-now", "job-name=gpu-cron-now", "cronjob's job")
     print(plane.kubectl("get", "jobs"))
+    custom_prefix(plane, api, examples)
+
+
+def custom_prefix(plane, api, examples):
+    """The same burst with annotationPrefix gpu-webhook.k8s.io: the reservations are written and
+    read under that prefix, so the burst still ends 12 + 8 (not more fallbacks because each
+    pod's devices counted twice, bound and reserved, until the reservations' TTL)."""
+    for kind in ("deployment/gpu-test", "pod/mig-test", "job/gpu-job", "job/gpu-cron-now",
+                 "cronjob/gpu-cron"):
+        plane.kubectl("delete", kind, "--wait=false")
+    api.wait(lambda: not api.get(PODS)["items"], 60, "every pod gone")
+    plane.stop_process("gpuadmit")
+    with open(os.path.join(plane.repo, "manifests/examples/policy.yaml")) as f:
+        policy = f.read().replace("annotationPrefix: gpuadmit.io", "annotationPrefix: gpu-webhook.k8s.io")
+    path = os.path.join(plane.workdir, "prefix-policy.yaml")
+    with open(path, "w") as f:
+        f.write(policy)
+    port = plane.start_gpuadmit(policy=path)[0]
+    plane.register_webhook(port)
+    plane.kubectl("apply", "-f", os.path.join(examples, "deployment-20.yaml"))
+
+    def settled():
+        pods = pods_of(api, "app=gpu-test")
+        return pods if len(pods) == 20 and all(p["spec"].get("nodeName") for p in pods) else None
+
+    try:
+        pods = api.wait(settled, WAIT_S, "20 pods bound")
+    except TimeoutError:
+        pods = pods_of(api, "app=gpu-test")
+    fallbacks = [p for p in pods if p["metadata"].get("annotations", {}).get(
+        "gpu-webhook.k8s.io/fallback") == "2g.20gb->1g.10gb"]
+    check("annotationPrefix gpu-webhook.k8s.io: the burst ends 12 + 8 (%d fallbacks)"
+          % len(fallbacks), len(fallbacks) == 8 and
+          sum(1 for p in pods if asks(p) == [MIG2]) == 12)
+    check("... its reservations under gpu-webhook.k8s.io/reservation",
+          all("gpu-webhook.k8s.io/reservation" in p["metadata"].get("annotations", {})
+              for p in pods))
 
 
 def job_done(plane, api, name, selector, what):

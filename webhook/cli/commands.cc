@@ -54,7 +54,7 @@ int ReviewCommand(int argc, char** argv) {
   auto policy = LoadPolicyFile(f.Value("policy"));
   if (!policy.ok()) return ConfigError(policy.error().message);
   auto list = LoadClusterList(f.Value("cluster"));
-  auto snapshot = ClusterSnapshotOf(list, f.Value("cluster"));
+  auto snapshot = ClusterSnapshotOf(list, f.Value("cluster"), policy.value());
   if (!snapshot.ok()) return ConfigError(snapshot.error().message);
   auto body = ReadInput(f.positional());
   if (!body.ok()) return ConfigError(body.error().message);

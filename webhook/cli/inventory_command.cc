@@ -81,7 +81,8 @@ int InventoryCommand(int argc, char** argv) {
   std::shared_ptr<const InventorySnapshot> snapshot;
   if (f.Has("cluster")) {
     auto list = LoadClusterList(f.Value("cluster"));
-    auto loaded = ClusterSnapshotOf(list, f.Value("cluster"));
+    // No policy, no ledger: the reservation annotation's key makes no difference here.
+    auto loaded = ClusterSnapshotOf(list, f.Value("cluster"), Policy{});
     if (!loaded.ok()) return ConfigError(loaded.error().message);
     snapshot = std::make_shared<const InventorySnapshot>(std::move(loaded).value());
     host_to_node = PodNodesOf(list.value());

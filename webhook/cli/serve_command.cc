@@ -65,7 +65,9 @@ class ClusterFileSource {
 
   bool Load(bool initial) {
     auto list = LoadClusterList(path_);
-    auto snapshot = ClusterSnapshotOf(list, path_);
+    // The reservations this file's pods carry are under the loaded policy's prefix.
+    std::shared_ptr<const Policy> policy = handler_.policy();
+    auto snapshot = ClusterSnapshotOf(list, path_, policy ? *policy : Policy{});
     if (!snapshot.ok()) {
       if (!initial) {
         metrics_.Inc(Counter::kClusterReloadFailures);
@@ -357,7 +359,10 @@ int ServeCommand(int argc, char** argv) {
     if (!file_source->Load(/*initial=*/true)) return ConfigError(file_source->error());
     file_source->Start();
   } else {
-    auto kube = StartKubeSource(*kube_config, clock, log, handler, ledger);
+    // The prefix of the policy loaded at start: the key its reservations are written under.
+    KubeInventoryOptions inventory_options;
+    inventory_options.reservation_annotation = handler.policy()->Annotation("reservation");
+    auto kube = StartKubeSource(*kube_config, clock, log, handler, ledger, inventory_options);
     if (!kube.ok()) return ConfigError(kube.error().message);
     kube_source = std::move(kube).value();
     if (f.Has("leader-elect")) {

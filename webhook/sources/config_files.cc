@@ -43,15 +43,15 @@ Result<nlohmann::json> LoadClusterList(const std::string& path) {
 }
 
 Result<InventorySnapshot> ClusterSnapshotOf(const Result<nlohmann::json>& list,
-                                            const std::string& path) {
+                                            const std::string& path, const Policy& policy) {
   if (!list.ok()) return list.error();
-  auto snapshot = InventorySnapshot::FromObjects(list.value());
+  auto snapshot = InventorySnapshot::FromObjects(list.value(), policy.Annotation("reservation"));
   if (!snapshot.ok()) return Error{path + ": " + snapshot.error().message};
   return std::move(snapshot).value();
 }
 
-Result<InventorySnapshot> LoadClusterFile(const std::string& path) {
-  return ClusterSnapshotOf(LoadClusterList(path), path);
+Result<InventorySnapshot> LoadClusterFile(const std::string& path, const Policy& policy) {
+  return ClusterSnapshotOf(LoadClusterList(path), path, policy);
 }
 
 }  // namespace gpuadmit

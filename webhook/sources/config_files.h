@@ -24,11 +24,11 @@ Result<Policy> LoadPolicyFile(const std::string& path, std::string* text_read = 
 Result<nlohmann::json> LoadClusterList(const std::string& path);
 
 // The inventory a loaded cluster list describes (its error, when it did not load); errors name
-// `path`.
+// `path`. `policy` names the reservation annotation its decisions write.
 Result<InventorySnapshot> ClusterSnapshotOf(const Result<nlohmann::json>& list,
-                                            const std::string& path);
+                                            const std::string& path, const Policy& policy);
 
 // The inventory described by the cluster list in `path`.
-Result<InventorySnapshot> LoadClusterFile(const std::string& path);
+Result<InventorySnapshot> LoadClusterFile(const std::string& path, const Policy& policy);
 
 }  // namespace gpuadmit

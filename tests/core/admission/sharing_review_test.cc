@@ -174,6 +174,25 @@ TEST(SharingReview, ADeploymentsTemplateIsRewrittenAndSteeredInPlace) {
   EXPECT_EQ(patched["metadata"]["annotations"]["gpuadmit.io/applied-sharing-mode"], "mps");
 }
 
+TEST(SharingReview, AOneGpuPodOfASeventyBModelIsNeverMovedOntoAMigSlice) {
+  // 20,000 MiB per GPU is the 70B rule's figure over 4 GPUs: on one GPU the model needs all
+  // 80,000 MiB, which no MIG profile (nor 2g.20gb's 20 GiB) holds.
+  InventorySnapshot s = Cluster();
+  Policy p = SharingOnly();
+  json review = WholeGpuReview({{"args", {"vllm", "serve", "meta-llama/Llama-3-70B"}}});
+  auto r = Review(review.dump(), s, p);
+  ASSERT_TRUE(r.ok());
+  json ops = PatchOf(json::parse(r.value().body)["response"]);
+  for (const json& op : ops) {
+    EXPECT_EQ(op["path"].get<std::string>().find("nvidia.com~1mig-"), std::string::npos) << op;
+  }
+  EXPECT_NE(std::find(r.value().trail.begin(), r.value().trail.end(),
+                      "GPU memory need 80000 MiB per GPU: model meta-llama/Llama-3-70B (args of "
+                      "container gpu-pod) matches \"70b\" (20000 MiB per GPU over 4 GPUs, on "
+                      "this pod's 1)"),
+            r.value().trail.end());
+}
+
 TEST(SharingReview, AFilledInCountIsSwappedInTheSamePatch) {
   InventorySnapshot s = Cluster();
   Policy p = SharingOnly(GpuCountAction::kFill);

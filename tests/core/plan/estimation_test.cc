@@ -243,8 +243,9 @@ TEST(MemoryNeed, FromTheAnnotationTheModelOrUnknown) {
        "GPU memory need 12000 MiB per GPU (gpu-autoscaler.io/gpu-memory)"},
       {{"serve", "Llama-2-7b-chat"},
        {{"gpuadmit.io/model", "llama-3-70b"}},
-       20000,
-       "GPU memory need 20000 MiB per GPU: model llama-3-70b (gpuadmit.io/model) matches \"70b\""},
+       80000,
+       "GPU memory need 80000 MiB per GPU: model llama-3-70b (gpuadmit.io/model) matches \"70b\" "
+       "(20000 MiB per GPU over 4 GPUs, on this pod's 1)"},
       {{"serve", "Llama-2-7b-chat"},
        json::object(),
        12000,

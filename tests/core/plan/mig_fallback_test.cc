@@ -113,6 +113,25 @@ TEST(MigFallback, AKnownProductFallsBackAlongItsCatalogChainLargestFirst) {
             d.trail.end());
 }
 
+TEST(MigFallback, AProfileNoNodeIsCutIntoFallsBackAsIfAllWereTaken) {
+  // The node is cut into 2g.20gb and 1g.10gb only: a 3g.40gb pod would never schedule as asked.
+  json cluster = Cluster({H100Node("h100-a", {{k2g20, 2}, {k1g10, 2}})});
+  Decision d = PlanFor(Asking(k3g40), SnapshotOf(cluster));
+  EXPECT_EQ(SwapsOf(d), Swaps({{k3g40, k2g20}}));
+  EXPECT_EQ(FallbackNote(d), "3g.40gb->2g.20gb");
+  EXPECT_EQ(d.claims, std::vector<Claim>({{"h100-a", k2g20, 1, 2}}));
+  EXPECT_NE(std::find(d.trail.begin(), d.trail.end(), std::string(k3g40) + ": no node offers it"),
+            d.trail.end());
+}
+
+TEST(MigFallback, AProfileOnAClusterWithNoMigDevicesIsLeftUnchanged) {
+  json cluster = Cluster({H100Node("h100-a", {{"nvidia.com/gpu", 8}})});
+  Decision d = PlanFor(Asking(k3g40), SnapshotOf(cluster));
+  EXPECT_TRUE(SwapsOf(d).empty());
+  ASSERT_EQ(d.warnings.size(), 1u);
+  EXPECT_NE(d.warnings[0].find("no node is cut into MIG devices"), std::string::npos);
+}
+
 TEST(MigFallback, MediaExtensionProfilesAreNeverAFallbackForAKnownProduct) {
   // The node also offers 1g.10gb+me, which sorts above 1g.10gb; the H100 catalog has no +me.
   json cluster =

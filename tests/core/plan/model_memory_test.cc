@@ -38,8 +38,8 @@ TEST(ModelMemoryMib, SeedOneHeuristicFirstRuleWinsElseTheDefault) {
     int64_t mib;
     const char* rule;
   } cases[] = {
-      {"llama-3-70b", 20000, "70b"},
-      {"huggyllama/llama-65b", 20000, "65b"},
+      {"llama-3-70b", 80000, "70b"},  // 20,000 per GPU over 4, all on the one GPU
+      {"huggyllama/llama-65b", 80000, "65b"},
       {"meta-llama/Llama-2-13b-hf", 12000, "13b"},
       {"Llama-2-7b-chat", 12000, "7b"},
       {"mixtral-8x7b", 12000, "7b"},
@@ -51,6 +51,17 @@ TEST(ModelMemoryMib, SeedOneHeuristicFirstRuleWinsElseTheDefault) {
     EXPECT_EQ(m.mib, c.mib) << c.model;
     EXPECT_EQ(m.rule, c.rule) << c.model;
   }
+}
+
+TEST(ModelMemoryMib, ARuleSplitOverNGpusIsSpreadOverThePodsGpusNeverBelowItsFigure) {
+  RequirementsPolicy policy;  // 70b: 20,000 MiB per GPU over 4 GPUs
+  EXPECT_EQ(ModelMemoryMib("llama-3-70b", policy, 1).mib, 80000);
+  EXPECT_EQ(ModelMemoryMib("llama-3-70b", policy, 2).mib, 40000);
+  EXPECT_EQ(ModelMemoryMib("llama-3-70b", policy, 3).mib, 26667);  // rounded up
+  EXPECT_EQ(ModelMemoryMib("llama-3-70b", policy, 4).mib, 20000);
+  EXPECT_EQ(ModelMemoryMib("llama-3-70b", policy, 8).mib, 20000);  // never below the figure
+  EXPECT_EQ(ModelMemoryMib("llama-2-13b", policy, 1).mib, 12000);  // no split: per GPU as is
+  EXPECT_EQ(ModelMemoryMib("llama-2-13b", policy, 4).mib, 12000);
 }
 
 TEST(ModelMemoryMib, ThePolicysRulesAndDefaultReplaceTheSeeds) {

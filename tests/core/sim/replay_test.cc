@@ -74,6 +74,18 @@ TEST(Replay, Seed003BurstRunsEveryReplicaWithGpuadmitAndTwelveWithout) {
   EXPECT_EQ(without.value().placed_by_resource, (std::map<std::string, int>{{k2g, 12}}));
 }
 
+TEST(Replay, ACustomAnnotationPrefixReleasesItsReservationsAsThePodsArrive) {
+  // The ledger writes <prefix>/reservation; the watch must read the same key, or each pod's
+  // devices count twice (bound and reserved) until the TTL and pods fall back needlessly.
+  Policy policy = ExamplePolicy();
+  policy.annotation_prefix = "gpu-webhook.k8s.io";
+  auto r = Replay(Seed003Cluster(), Burst(20), &policy, ReplayOptions{});
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r.value().placed, 20);
+  EXPECT_EQ(r.value().fallbacks, 8);
+  EXPECT_EQ(r.value().placed_by_resource, (std::map<std::string, int>{{k1g, 8}, {k2g, 12}}));
+}
+
 TEST(Replay, AdmissionsFasterThanTheWatchStillCountOnTheLedger) {
   // Every replica is reviewed before the first reaches the watch: only the ledger stands
   // between them and the same twelve devices.
