@@ -25,6 +25,8 @@ mkdir -p "${out}"
 readonly KUBE_VERSION=v1.37.2
 readonly GO_MINIMUM=1.26
 
+# The Go toolchain's own install place, when it is not on PATH.
+command -v go >/dev/null || [ ! -x /usr/local/go/bin/go ] || export PATH=/usr/local/go/bin:$PATH
 command -v go >/dev/null || { echo "build-tools.sh: go is not on PATH (Go ${GO_MINIMUM} or newer is needed)" >&2; exit 1; }
 go_version="$(go env GOVERSION)"
 if ! printf '%s\n%s\n' "go${GO_MINIMUM}" "${go_version}" | sort -V -C; then
