@@ -7,6 +7,8 @@
   - server-side dry run (`kubectl apply --dry-run=server`) is answered with gpuadmit's patch but
     creates nothing and reserves nothing: 13 dry-run pods asking 2g.20gb on a cluster of 12 all
     keep 2g.20gb, and a real 12-replica burst afterwards still gets all 12;
+  - the apiserver presents its client certificate (AdmissionConfiguration) and gpuadmit
+    refuses any client without it, or with one the same CA signed for another name;
   - `failurePolicy: Ignore` with gpuadmit stopped: a GPU pod is created unchanged within the
     webhook's timeout, and a pod in gpuadmit's own namespace is admitted without a call.
 """
@@ -187,6 +189,7 @@ def scenario(plane, args):
     wait_empty(api, namespace)
 
     dry_run(plane, api)
+    client_authentication(plane)
     fail_open(plane, api)
 
 
@@ -236,6 +239,34 @@ def dry_run(plane, api):
           str([asks(p) for p in pods]))
     for p in pods:
         api.delete("/api/v1/namespaces/default/pods/" + p["metadata"]["name"])
+
+
+def client_authentication(plane):
+    """The apiserver's calls carry its client certificate (every review above came that way);
+    gpuadmit refuses any other client at the TLS handshake."""
+    import socket
+    import ssl
+    port = plane.gpuadmit_ports["gpuadmit"][0]
+    ca = os.path.join(plane.gpuadmit_certs, "ca.crt")
+
+    def handshake(cert=None):
+        context = ssl.create_default_context(cafile=ca)
+        if cert:
+            context.load_cert_chain(plane.pki.path(cert + ".crt"), plane.pki.path(cert + ".key"))
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+                with context.wrap_socket(raw, server_hostname="localhost") as tls:
+                    tls.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+                    return tls.recv(64).decode(errors="replace").split("\r\n")[0]
+        except (ssl.SSLError, ConnectionError, OSError) as e:
+            return "refused: %s" % e.__class__.__name__
+
+    check("client auth: the apiserver's client certificate is served",
+          handshake("webhook-client").startswith("HTTP/1.1 200"), handshake("webhook-client"))
+    check("client auth: a client without a certificate is refused at the handshake",
+          handshake().startswith("refused"), handshake())
+    check("client auth: a certificate of the same CA for another name is refused",
+          handshake("admin").startswith("refused"), handshake("admin"))
 
 
 def fail_open(plane, api):

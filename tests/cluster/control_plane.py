@@ -88,8 +88,16 @@ def _insecure_https_ok(url):
         return r.status == 200
 
 
+# The name the apiserver's webhook client certificate holds, and gpuadmit requires
+# (serve --client-name).
+WEBHOOK_CLIENT = "kube-apiserver"
+
+
 class ControlPlane:
-    def __init__(self, workdir, repo, gpuadmit=None, bin_dir=None, log=print):
+    def __init__(self, workdir, repo, gpuadmit=None, bin_dir=None, log=print, client_auth=True):
+        """`client_auth`: the apiserver presents a client certificate to webhooks (its
+        AdmissionConfiguration), and gpuadmit requires it (--client-ca, --client-name)."""
+        self.client_auth = client_auth
         self.workdir = os.path.abspath(workdir)
         self.repo = os.path.abspath(repo)
         self.bin = os.path.abspath(bin_dir or os.path.join(self.repo, "build/cluster/bin"))
@@ -138,6 +146,7 @@ class ControlPlane:
         p.client("kube-controller-manager", user="system:kube-controller-manager")
         p.client("kube-scheduler", user="system:kube-scheduler")
         p.client("kwok", user="kwok-controller", group="system:masters")
+        p.client("webhook-client", user=WEBHOOK_CLIENT)
         p.service_account_keys()
 
     def _start_etcd(self):
@@ -176,12 +185,34 @@ class ControlPlane:
             "--endpoint-reconciler-type", "none",
             "--cert-dir", os.path.join(self.workdir, "apiserver-certs"),
             "--allow-privileged",
+            *self._admission_configuration(),
             "--v", "1",
         ], lambda: _https_ok(self.server + "/readyz", p.path("ca.crt"), p.path("admin.crt"),
                              p.path("admin.key")), APISERVER_READY_S)
         self.kubeconfig = write_kubeconfig(
             os.path.join(self.workdir, "kubeconfig"), self.server, p.path("ca.crt"),
             p.path("admin.crt"), p.path("admin.key"))
+
+    def _admission_configuration(self):
+        """The apiserver's credentials for calling webhooks: the client certificate
+        webhook-client.crt for every webhook ("*": this cluster's only one is gpuadmit, on a
+        port chosen at start). In a cluster the user is named gpuadmit.gpuadmit.svc."""
+        if not self.client_auth:
+            return []
+        p = self.pki
+        kubeconfig = os.path.join(self.workdir, "webhook-client.kubeconfig")
+        with open(kubeconfig, "w") as f:
+            yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "users": [{
+                "name": "*", "user": {"client-certificate": p.path("webhook-client.crt"),
+                                      "client-key": p.path("webhook-client.key")}}]}, f)
+        config = os.path.join(self.workdir, "admission-configuration.yaml")
+        with open(config, "w") as f:
+            yaml.safe_dump({
+                "apiVersion": "apiserver.config.k8s.io/v1", "kind": "AdmissionConfiguration",
+                "plugins": [{"name": "MutatingAdmissionWebhook", "configuration": {
+                    "apiVersion": "apiserver.config.k8s.io/v1",
+                    "kind": "WebhookAdmissionConfiguration", "kubeConfigFile": kubeconfig}}]}, f)
+        return ["--admission-control-config-file", config]
 
     def _component_kubeconfig(self, name):
         p = self.pki
@@ -300,9 +331,11 @@ class ControlPlane:
         self.gpuadmit_certs = certs
         return self.gpuadmit_kubeconfig
 
-    def start_gpuadmit(self, name="gpuadmit", extra=(), policy=None, replicas=None):
-        """`serve` as gpuadmit's service account; with `replicas`, one of that many replicas
-        electing a leader on the Lease gpuadmit/gpuadmit. (listen port, metrics port)."""
+    def start_gpuadmit(self, name="gpuadmit", extra=(), policy=None, replicas=None,
+                       client_auth=True):
+        """`serve` as gpuadmit's service account, requiring the apiserver's client certificate
+        (unless `client_auth` is False); with `replicas`, one of that many replicas electing a
+        leader on the Lease gpuadmit/gpuadmit. (listen port, metrics port)."""
         if not getattr(self, "gpuadmit_kubeconfig", None):
             self.install_gpuadmit_objects()
         port, metrics = free_port(), free_port()
@@ -314,6 +347,8 @@ class ControlPlane:
                 "--tls-key", os.path.join(certs, "tls.key"),
                 "--listen", "127.0.0.1:%d" % port,
                 "--metrics-listen", "127.0.0.1:%d" % metrics, *extra]
+        if self.client_auth and client_auth:
+            argv += ["--client-ca", self.pki.path("ca.crt"), "--client-name", WEBHOOK_CLIENT]
         if replicas:
             argv += ["--leader-elect", "--advertise", "127.0.0.1:%d" % port, "--id", name,
                      "--leader-election-namespace", "gpuadmit",

@@ -13,7 +13,7 @@ constexpr std::string_view kUsage =
     R"(gpuadmit: a Kubernetes mutating admission webhook for GPU workloads
 
 Usage:
-  gpuadmit serve   --policy FILE --tls-cert FILE --tls-key FILE [--client-ca FILE]
+  gpuadmit serve   --policy FILE --tls-cert FILE --tls-key FILE [--client-ca FILE [--client-name N]]
                    [--listen 0.0.0.0:8443] [--metrics-listen HOST:PORT] [--metrics-per-node]
                    [--cluster FILE | --kubeconfig FILE [--context NAME] | (in-cluster)]
                    [--prometheus URL | --dcgm-file FILE]
@@ -45,6 +45,8 @@ Usage:
                       serve and inventory watch the API (--kubeconfig, else in-cluster)
   --metrics-listen    plain HTTP for GET /metrics, /healthz and /readyz (they are also on --listen)
   --metrics-per-node  also export the inventory gauges per node (a `node` label; large clusters)
+  --client-ca FILE    clients must present a certificate signed by a CA in FILE (the apiserver's
+                      admission client credentials); --client-name N: and naming N
   --workers N         event loops (default: one per CPU the process may use)
   --leader-elect-replicas N
                       how many replicas run (default 3); a replica that cannot reach the leader

@@ -189,6 +189,7 @@ int ServeCommand(int argc, char** argv) {
            "tls-cert",
            "tls-key",
            "client-ca",
+           "client-name",
            "listen",
            "cluster",
            "kubeconfig",
@@ -264,6 +265,10 @@ int ServeCommand(int argc, char** argv) {
   options.cert_file = f.Value("tls-cert");
   options.key_file = f.Value("tls-key");
   options.client_ca_file = f.Value("client-ca");
+  options.client_name = f.Value("client-name");
+  if (!options.client_name.empty() && options.client_ca_file.empty()) {
+    return UsageError("serve", "--client-name needs --client-ca");
+  }
 
   // Info lines (one per mutated review) wait up to 100 ms and go out together; the wait loop
   // below flushes them when traffic stops.

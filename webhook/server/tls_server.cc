@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/eventfd.h>
@@ -61,6 +62,14 @@ bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, ServingCertificate
     // Names the acceptable CAs in the handshake, so a client with several certificates picks.
     SSL_CTX_set_client_CA_list(&ctx, SSL_load_client_CA_file(options.client_ca_file.c_str()));
     SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    // The name is checked as part of verifying the chain: a certificate the CA signed for
+    // another client fails the handshake like one from another CA.
+    if (!options.client_name.empty() &&
+        X509_VERIFY_PARAM_set1_host(SSL_CTX_get0_param(&ctx), options.client_name.c_str(),
+                                    options.client_name.size()) != 1) {
+      error = "--client-name " + options.client_name + ": " + TakeOpenSslError();
+      return false;
+    }
   }
   return true;
 }

@@ -48,6 +48,9 @@ struct ServerOptions {
   // When set, clients must present a certificate signed by a CA in this PEM file (for apiservers
   // configured with admission client credentials).
   std::string client_ca_file;
+  // With client_ca_file: the name the client's certificate must hold (a DNS subjectAltName, or
+  // its common name when it has none), e.g. "kube-apiserver". Empty: any name the CA signed.
+  std::string client_name;
   // 120 s: the apiserver keeps idle connections to webhooks for 90 s; closing first would make
   // it retry on a dead connection.
   int idle_timeout_seconds = 120;

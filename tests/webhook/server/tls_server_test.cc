@@ -187,6 +187,35 @@ TEST(TlsServerClientCa, OnlyClientsWithACertificateFromTheCaAreServed) {
   serving.join();
 }
 
+TEST(TlsServerClientCa, WithAClientNameOnlyACertificateNamingItIsServed) {
+  testing::TlsFiles server_tls;
+  testing::TlsFiles client_tls;  // names localhost
+  Logger log(LogLevel::kError);
+  Metrics metrics;
+  AdmissionHandler handler(log, metrics);
+  handler.SetPolicy(std::make_shared<const Policy>());
+  handler.SetSnapshot(std::make_shared<const InventorySnapshot>());
+  for (const char* name : {"localhost", "kube-apiserver"}) {
+    ServerOptions options = LoopbackOptions(server_tls);
+    options.client_ca_file = client_tls.cert_file();
+    options.client_name = name;
+    auto server = TlsServer::Create(options, handler, metrics, log);
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    std::thread serving([&] { server.value()->Run(); });
+    httplib::SSLClient c("127.0.0.1", server.value()->port(), client_tls.cert_file(),
+                         client_tls.key_file());
+    c.enable_server_certificate_verification(false);
+    auto res = c.Get("/healthz");
+    if (std::string(name) == "localhost") {
+      EXPECT_TRUE(res && res->status == 200) << "the certificate names localhost";
+    } else {
+      EXPECT_FALSE(res) << "the certificate does not name kube-apiserver: refused";
+    }
+    server.value()->Stop();
+    serving.join();
+  }
+}
+
 TEST(TlsServerCreate, ExpiredAndNotYetValidCertificatesAreClearErrors) {
   Logger log(LogLevel::kError);
   Metrics metrics;
