@@ -496,8 +496,9 @@ def case_errors(args, p, tmp):
               out.returncode == 3 and says in out.stderr, (out.returncode, out.stderr))
     helped = subprocess.run([args.gpuadmit, "report", "--help"], capture_output=True, text=True)
     check("--help: exit 0 with report's usage",
-          helped.returncode == 0 and "gpuadmit report  [--cluster FILE" in helped.stdout
-          and "--underused-utilization 30" in helped.stdout, helped.stdout[-600:])
+          helped.returncode == 0 and "Usage: gpuadmit report [--cluster FILE" in helped.stdout
+          and "--underused-utilization PCT" in helped.stdout and "(default 30)" in helped.stdout,
+          helped.stdout[-600:])
 
 
 def main():

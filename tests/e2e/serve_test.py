@@ -436,16 +436,22 @@ def case_cli():
 
 
 def case_help():
-    """--help on every command prints the usage, and the usage names every flag of the README's
-    command-line block."""
+    """--help on every command prints that command's own usage, and together they name every
+    flag of the README's command-line block."""
     g = A.gpuadmit
-    usage = None
-    for command in ([], ["serve"], ["review"], ["check-policy"], ["inventory"]):
+    usage = ""
+    for command in ([], ["serve"], ["review"], ["check-policy"], ["inventory"], ["simulate"],
+                    ["report"], ["version"]):
         p = subprocess.run([g] + command + ["--help"], capture_output=True, text=True, timeout=30)
         name = " ".join(["gpuadmit"] + command + ["--help"])
-        if check(name + ": exit 0, usage on stdout", p.returncode == 0 and
-                 "Usage:" in p.stdout and not p.stderr, "rc %d %r" % (p.returncode, p.stderr)):
-            usage = p.stdout
+        own = not command or p.stdout.startswith("gpuadmit %s: " % command[0])
+        if check(name + ": exit 0, its own usage on stdout", p.returncode == 0 and own and
+                 "Usage:" in p.stdout and not p.stderr,
+                 "rc %d %r %r" % (p.returncode, p.stderr, p.stdout[:80])):
+            usage += p.stdout
+    p = subprocess.run([g, "version", "extra"], capture_output=True, text=True, timeout=30)
+    check("gpuadmit version extra: exit 2, says it takes no arguments",
+          p.returncode == 2 and "takes no arguments" in p.stderr, p.stderr)
     with open(os.path.join(A.src, "README.md")) as f:
         readme = f.read()
     block = re.search(r"## Command line\n\n```\n(.*?)```", readme, re.S)

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "webhook/cli/build_info.h"
+#include "webhook/cli/command_help.h"
 #include "webhook/cli/commands.h"
 
 namespace {
@@ -56,7 +57,7 @@ Usage:
   simulate            replays pods through the review code against a simulated cluster and a
                       model of kube-scheduler, beside the same stream without gpuadmit
                       (the baseline); docs/decision-quality.md
-  report              seed 002's consolidation opportunities (underused nodes, GPUs a repacking
+  report              consolidation opportunities (underused nodes, GPUs a repacking
                       frees), MIG layout pressure (--gpuadmit-metrics: a scrape of gpuadmit's
                       /metrics) and time-slicing replicas per GPU from the metrics window (each
                       --dcgm-file one reading, oldest first; or --samples readings of
@@ -75,17 +76,18 @@ int main(int argc, char** argv) {
     return argc < 2 ? gpuadmit::kExitUsage : gpuadmit::kExitOk;
   }
   std::string_view command = argv[1];
-  if (command == "--version" || command == "version") {
+  if ((command == "--version" || command == "version") && argc == 2) {
     std::cout << gpuadmit::VersionText();
     return gpuadmit::kExitOk;
   }
   int sub_argc = argc - 2;
   char** sub_argv = argv + 2;
-  // `gpuadmit serve --help` and the like: the usage, before a "--" ends the flags.
+  // `gpuadmit serve --help` and the like: that command's own usage, before a "--" ends the flags.
   for (int i = 0; i < sub_argc && std::strcmp(sub_argv[i], "--") != 0; ++i) {
     if (std::strcmp(sub_argv[i], "--help") == 0 || std::strcmp(sub_argv[i], "-h") == 0) {
-      std::cout << kUsage;
-      return gpuadmit::kExitOk;
+      auto help = gpuadmit::CommandHelp(command);
+      std::cout << (help ? *help : kUsage);
+      return help ? gpuadmit::kExitOk : gpuadmit::kExitUsage;
     }
   }
   if (command == "serve") return gpuadmit::ServeCommand(sub_argc, sub_argv);
@@ -94,6 +96,10 @@ int main(int argc, char** argv) {
   if (command == "inventory") return gpuadmit::InventoryCommand(sub_argc, sub_argv);
   if (command == "simulate") return gpuadmit::SimulateCommand(sub_argc, sub_argv);
   if (command == "report") return gpuadmit::ReportCommand(sub_argc, sub_argv);
+  if (command == "version" || command == "--version") {
+    std::cerr << "gpuadmit version: takes no arguments (see gpuadmit version --help)\n";
+    return gpuadmit::kExitUsage;
+  }
   std::cerr << "gpuadmit: unknown command \"" << command << "\"\n" << kUsage;
   return gpuadmit::kExitUsage;
 }
