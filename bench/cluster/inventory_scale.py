@@ -110,6 +110,8 @@ def main():
     parser.add_argument("--churn-seconds", type=float, default=20)
     parser.add_argument("--churn-rate", type=float, default=50)
     parser.add_argument("-o", "--output")
+    parser.add_argument("--check", action="store_true",
+                        help="also check the figures against their bounds (the ctest scenario)")
     args = parser.parse_args()
     figures = {"nodes": args.nodes, "pods": args.pods}
     workdir = tempfile.mkdtemp(prefix="gpuadmit-bench-scale-")
@@ -210,7 +212,24 @@ def main():
     if args.output:
         with open(args.output, "w") as f:
             json.dump(figures, f, indent=1)
-    return 0
+    return check_figures(figures) if args.check else 0
+
+
+def check_figures(figures):
+    """The bounds the scenario holds gpuadmit to: a first snapshot faster than kubectl lists the
+    same objects, no probe waiting a second for the watch, and memory within 200 MB."""
+    sys.path.insert(0, os.path.join(REPO, "tests/e2e"))
+    from checks import check, summary
+    check("every pod was created", figures.get("pod_create_errors") == 0)
+    check("first snapshot %.1f s, before `kubectl get nodes,pods -o json` lists them (%.1f s)"
+          % (figures.get("gpuadmit_first_snapshot_s", -1), figures.get("kubectl_get_json_s", -1)),
+          figures.get("gpuadmit_first_snapshot_s", 1e9) < figures.get("kubectl_get_json_s", 0))
+    check("watch lag under churn: the slowest of %d probes %.0f ms, under 1 s"
+          % (figures.get("watch_lag_probes", 0), figures.get("watch_lag_max_ms") or -1),
+          figures.get("watch_lag_probes", 0) > 0 and (figures.get("watch_lag_max_ms") or 1e9) < 1000)
+    peak = figures.get("gpuadmit_memory_at_end_kib", {}).get("VmHWM", 1e9)
+    check("resident memory at its peak %.0f MB, under 200 MB" % (peak / 1024), peak < 200 * 1024)
+    return summary()
 
 
 if __name__ == "__main__":
