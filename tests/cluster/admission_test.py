@@ -189,6 +189,7 @@ def scenario(plane, args):
     wait_empty(api, namespace)
 
     dry_run(plane, api)
+    network_policy(plane, api)
     client_authentication(plane)
     fail_open(plane, api)
 
@@ -239,6 +240,29 @@ def dry_run(plane, api):
           str([asks(p) for p in pods]))
     for p in pods:
         api.delete("/api/v1/namespaces/default/pods/" + p["metadata"]["name"])
+
+
+def network_policy(plane, api):
+    """The network-policy component renders and the real apiserver accepts it; its ports are the
+    Deployment's."""
+    rendered = yaml.safe_load(plane.kubectl(
+        "kustomize", os.path.join(plane.repo, "manifests/overlays/network-policy")))
+    rendered["metadata"]["namespace"] = "gpuadmit"
+    try:
+        created = api.create("/apis/networking.k8s.io/v1/namespaces/gpuadmit/networkpolicies",
+                             rendered)
+        ok, why = created["metadata"]["name"] == "gpuadmit", ""
+    except ApiError as e:
+        ok, why = False, str(e)
+    check("network policy: the component's NetworkPolicy is accepted by the real apiserver", ok,
+          why)
+    with open(os.path.join(plane.repo, "manifests/base/deployment.yaml")) as f:
+        deployment = yaml.safe_load(f)
+    ports = {p["containerPort"] for c in deployment["spec"]["template"]["spec"]["containers"]
+             for p in c.get("ports", [])}
+    allowed = {p["port"] for rule in rendered["spec"]["ingress"] for p in rule["ports"]}
+    check("network policy: it admits exactly the Deployment's ports %s" % sorted(ports),
+          allowed == ports, "%s != %s" % (sorted(allowed), sorted(ports)))
 
 
 def client_authentication(plane):

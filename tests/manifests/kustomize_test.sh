@@ -15,7 +15,11 @@ set -uo pipefail
 script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "${1:-${script_dir}/../..}" && pwd)" || { echo "no such repo root: ${1:-}" >&2; exit 1; }
 
+# The pinned kubectl of make cluster-tools when it is built, else the one on PATH.
 kubectl="${KUBECTL:-kubectl}"
+if [ -z "${KUBECTL:-}" ] && [ -x "${repo}/build/cluster/bin/kubectl" ]; then
+  kubectl="${repo}/build/cluster/bin/kubectl"
+fi
 if ! command -v "${kubectl}" >/dev/null 2>&1; then
   echo "SKIP: kubectl not found; the manifests test needs kubectl (built-in kustomize)"
   exit 77
