@@ -30,6 +30,7 @@ REPO = os.path.abspath(os.path.join(HERE, "../.."))
 sys.path.insert(0, os.path.join(REPO, "tests/cluster"))
 
 from control_plane import ControlPlane  # noqa: E402
+from kube import create_in_parallel  # noqa: E402
 
 PROBE_RESOURCE = "nvidia.com/mig-3g.40gb"
 CLIENTS = 16
@@ -54,33 +55,6 @@ def pod(name, node_name, resources):
             "spec": {"nodeName": node_name,
                      "containers": [{"name": "main", "image": "img",
                                      "resources": {"limits": resources} if resources else {}}]}}
-
-
-def parallel(api, items, make):
-    """POSTs make(item) for every item over CLIENTS connections; (seconds, errors)."""
-    todo = list(items)
-    lock = threading.Lock()
-    errors = []
-
-    def worker():
-        client = api.clone()
-        while True:
-            with lock:
-                if not todo:
-                    return
-                item = todo.pop()
-            path, body = make(item)
-            status, text = client.request("POST", path, body)
-            if status >= 300:
-                errors.append(text[:200])
-
-    started = time.monotonic()
-    threads = [threading.Thread(target=worker) for _ in range(CLIENTS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return time.monotonic() - started, errors
 
 
 def memory_kib(pid):
@@ -136,7 +110,7 @@ def main():
             return "/api/v1/namespaces/default/pods", pod("scale-%05d" % i,
                                                           names[i % len(names)], gpu)
 
-        seconds, errors = parallel(api, range(args.pods), make_pod)
+        seconds, errors = create_in_parallel(api, range(args.pods), make_pod, CLIENTS)
         figures["pods_created_s"] = seconds
         figures["pod_create_errors"] = len(errors)
         log("%d pods created in %.1f s (%d errors)" % (args.pods, seconds, len(errors)))

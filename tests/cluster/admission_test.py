@@ -28,13 +28,12 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import check, log, run  # noqa: E402
+from harness import MIG2, asks, check, log, run  # noqa: E402
 from kube import ApiError, resource_path  # noqa: E402
 
 CREATABLE = {"Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob"}
 SERVER_FIELDS = ("uid", "creationTimestamp", "resourceVersion", "managedFields", "generation",
                  "ownerReferences", "selfLink", "deletionTimestamp")
-MIG2 = "nvidia.com/mig-2g.20gb"
 # Opted out of gpuadmit (the webhook's namespaceSelector): what the apiserver says without it.
 CONTROL_NAMESPACE = "no-gpuadmit"
 
@@ -213,11 +212,6 @@ def mig_pod(name, namespace="default"):
                                      "securityContext": {"allowPrivilegeEscalation": False,
                                                          "capabilities": {"drop": ["ALL"]}},
                                      "resources": {"limits": {MIG2: "1"}}}]}}
-
-
-def asks(pod):
-    return sorted(k for k in pod["spec"]["containers"][0]["resources"].get("limits", {})
-                  if k.startswith("nvidia.com/"))
 
 
 def dry_run(plane, api):

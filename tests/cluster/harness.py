@@ -24,6 +24,17 @@ from checks import check, summary  # noqa: E402,F401
 from control_plane import ControlPlane  # noqa: E402
 
 
+MIG2 = "nvidia.com/mig-2g.20gb"
+MIG1 = "nvidia.com/mig-1g.10gb"
+PODS = "/api/v1/namespaces/default/pods"
+
+
+def asks(pod):
+    """The nvidia.com/ resources the pod's first container limits, sorted."""
+    limits = pod["spec"]["containers"][0].get("resources", {}).get("limits", {})
+    return sorted(k for k in limits if k.startswith("nvidia.com/"))
+
+
 def parse_args(extra=None):
     parser = argparse.ArgumentParser()
     parser.add_argument("--gpuadmit", required=True)

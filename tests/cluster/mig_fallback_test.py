@@ -15,18 +15,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import check, log, run  # noqa: E402
+from harness import MIG1, MIG2, PODS, asks, check, log, run  # noqa: E402
 
-MIG2 = "nvidia.com/mig-2g.20gb"
-MIG1 = "nvidia.com/mig-1g.10gb"
 FALLBACK = "gpuadmit.io/fallback"
-PODS = "/api/v1/namespaces/default/pods"
 WAIT_S = 90
-
-
-def asks(pod):
-    limits = pod["spec"]["containers"][0].get("resources", {}).get("limits", {})
-    return [k for k in limits if k.startswith("nvidia.com/")]
 
 
 def pods_of(api, selector):

@@ -21,19 +21,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import check, log, run  # noqa: E402
+from harness import MIG1, MIG2, PODS, asks, check, log, run  # noqa: E402
 from round_robin_proxy import RoundRobinProxy  # noqa: E402
 
-MIG2 = "nvidia.com/mig-2g.20gb"
-MIG1 = "nvidia.com/mig-1g.10gb"
-PODS = "/api/v1/namespaces/default/pods"
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/gpuadmit/leases/gpuadmit"
 REPLICAS = 3
-
-
-def asks(pod):
-    limits = pod["spec"]["containers"][0].get("resources", {}).get("limits", {})
-    return sorted(k for k in limits if k.startswith("nvidia.com/"))
 
 
 def mig_pod(name, labels):
