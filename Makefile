@@ -90,7 +90,7 @@ cluster-tools:
 	tests/cluster/build-tools.sh $(CLUSTER_BIN)
 
 # A local control plane with gpuadmit registered, left running (make cluster-down stops it).
-cluster: build cluster-tools certs
+cluster: build cluster-tools
 	$(PYTHON) tests/cluster/cluster.py up --dir $(BUILD)/cluster --gpuadmit $(BUILD)/gpuadmit \
 	  --nodes $(NODES)
 
