@@ -20,6 +20,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "${here}/../.." && pwd)"
 out="${1:-${repo}/build/cluster/bin}"
 mkdir -p "${out}"
+out="$(cd "${out}" && pwd)"  # absolute: each module is built from its own directory
 
 # The Kubernetes release, in one place: the go.mod files pin the same one (a test checks).
 readonly KUBE_VERSION=v1.37.2
