@@ -194,10 +194,7 @@ def main():
         plane.add_nodes(nodes_file)
         plane.start_gpuadmit(extra=["--log-level", "warn"])
         api = plane.api()
-        api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                          "metadata": {"name": NAMESPACE}})
-        api.wait(lambda: api.request("GET", "/api/v1/namespaces/%s/serviceaccounts/default"
-                                     % NAMESPACE)[0] == 200, 30, "the namespace's account")
+        plane.create_namespace(NAMESPACE)
         webhook = plane.webhook_configuration(
             "https://127.0.0.1:%d/mutate" % plane.gpuadmit_ports["gpuadmit"][0])
         hook_path = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/gpuadmit"

@@ -160,10 +160,7 @@ def real_run(args, nodes_file, arrivals, with_gpuadmit, capacity):
         plane.start()
         plane.add_nodes(nodes_file)
         api = plane.api()
-        api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                          "metadata": {"name": "trace"}})
-        api.wait(lambda: api.request("GET", "/api/v1/namespaces/trace/serviceaccounts/default")[0]
-                 == 200, 30, "the trace namespace's account")
+        plane.create_namespace("trace")
         if with_gpuadmit:
             plane.start_gpuadmit(extra=["--log-level", "warn"])
             plane.register_webhook()

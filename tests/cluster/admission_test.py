@@ -138,12 +138,8 @@ def scenario(plane, args):
     api = plane.api()
     policy = os.path.join(args.source_dir, "manifests/examples/policy.yaml")
     namespace = "fixtures"
-    api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
-                                      "metadata": {"name": namespace}})
-    api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {
-        "name": CONTROL_NAMESPACE, "labels": {"gpuadmit.io/ignore": "true"}}})
-    api.wait(lambda: _exists(api, "/api/v1/namespaces/%s/serviceaccounts/default" % namespace),
-             30, "the fixtures namespace's default service account")
+    plane.create_namespace(namespace)
+    plane.create_namespace(CONTROL_NAMESPACE, labels={"gpuadmit.io/ignore": "true"})
     accepted = 0
     for path, review, obj in fixture_objects(args.source_dir):
         name = os.path.basename(path)
@@ -191,11 +187,6 @@ def scenario(plane, args):
     network_policy(plane, api)
     client_authentication(plane)
     fail_open(plane, api)
-
-
-def _exists(api, path):
-    status, _ = api.request("GET", path)
-    return status == 200
 
 
 def wait_empty(api, namespace):

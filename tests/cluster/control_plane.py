@@ -264,12 +264,22 @@ class ControlPlane:
             "--node-ip", "127.0.0.1", "--cidr", "10.244.0.1/16",
         ], lambda: _http_ok("http://127.0.0.1:%d/healthz" % kwok_port), CONTROLLERS_READY_S)
         api = self.api()
-        api.wait(lambda: _exists(api, "/api/v1/namespaces/default/serviceaccounts/default"),
+        api.wait(lambda: api.exists("/api/v1/namespaces/default/serviceaccounts/default"),
                  CONTROLLERS_READY_S, "the default service account (kube-controller-manager)")
 
     def api(self):
         p = self.pki
         return Kube(self.server, p.path("ca.crt"), p.path("admin.crt"), p.path("admin.key"))
+
+    def create_namespace(self, name, labels=None):
+        """Creates namespace `name` and waits for its default service account, which pods in
+        it need before they can be created."""
+        api = self.api()
+        metadata = {"name": name, "labels": labels} if labels else {"name": name}
+        api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                          "metadata": metadata})
+        api.wait(lambda: api.exists("/api/v1/namespaces/%s/serviceaccounts/default" % name),
+                 CONTROLLERS_READY_S, "namespace %s's default service account" % name)
 
     def kubectl(self, *args, input=None, check=True, timeout=120):
         done = subprocess.run([self.tool("kubectl"), "--kubeconfig", self.kubeconfig, *args],
@@ -420,11 +430,6 @@ def fake_node(node):
     spec = node.get("spec", {})
     node["spec"] = {k: spec[k] for k in ("taints", "unschedulable") if k in spec}
     return node
-
-
-def _exists(api, path):
-    status, _ = api.request("GET", path)
-    return status == 200
 
 
 def _node_ready(api, name):

@@ -97,6 +97,9 @@ class Kube:
         return self._json("PATCH", path, manifest, "application/apply-patch+yaml",
                           query={"fieldManager": manager, "force": "true"})
 
+    def exists(self, path):
+        return self.request("GET", path)[0] == 200
+
     def delete(self, path, missing_ok=True):
         status, text = self.request("DELETE", path)
         if status >= 400 and not (missing_ok and status == 404):
