@@ -1,4 +1,4 @@
-// The RFC 6902 operations of a placement decision (seeds 000, 004): node affinity terms, the
+// The RFC 6902 operations of a placement decision: node affinity terms, the
 // tolerations of the worker defaults, and the in-memory /dev/shm volume.
 //
 //   AppendPlacementPatch(object, location, decision, ops);  // called by AppendPatch

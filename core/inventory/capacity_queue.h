@@ -1,4 +1,4 @@
-// The capacity queue (issue 18, "Waiting for GPUs"): GPU pods that fit on no node they may use
+// The capacity queue (waiting for GPUs): GPU pods that fit on no node they may use
 // wait here, gated, instead of being retried by the scheduler; Lift says which to release as
 // capacity frees. `gpuadmit simulate --queue` drives it in simulated time; the leader that lifts
 // scheduling gates through the API will drive it live.

@@ -1,6 +1,6 @@
 // GPU metrics: what NVIDIA's DCGM exporter says about each GPU and MIG instance, per node, with
-// a short history so that placement can weigh min/max/mean over the last minutes (seed 001) and
-// count idle GPUs (seed 000).
+// a short history so that placement can weigh min/max/mean over the last minutes and
+// count idle GPUs.
 //
 //   GpuReading reading = GpuReadingFromExposition(text);  // or FromSamples(a query's answer)
 //   GpuMetricsHistory history;                       // a 5 min window
@@ -137,7 +137,7 @@ struct NodeGpuMetrics {
   std::string node;
   std::vector<GpuMetrics> gpus;  // sorted by (gpu, mig_instance): a GPU before its instances
 
-  // Mean of the latest utilisation over the devices that report one (seed 000's node average).
+  // Mean of the latest utilisation over the devices that report one (the node's average).
   std::optional<double> MeanUtilizationPercent() const;
   bool operator==(const NodeGpuMetrics&) const = default;
 };
@@ -170,7 +170,7 @@ ClusterGpuMetrics RenameNodes(const ClusterGpuMetrics& metrics,
                               const std::map<std::string, std::string, std::less<>>& host_to_node);
 
 struct MetricsWindowOptions {
-  std::chrono::milliseconds span = std::chrono::minutes(5);  // seed 001: "over the last minutes"
+  std::chrono::milliseconds span = std::chrono::minutes(5);  // the window placement weighs
   // Points kept per device: 5 min at the default 15 s poll is 20; the cap bounds memory when
   // someone polls every second.
   size_t max_points = 64;
@@ -208,7 +208,7 @@ class GpuMetricsHistory {
 };
 
 struct IdleThresholds {
-  double max_utilization_percent = 30;  // seed 000: idle below 30 % utilisation
+  double max_utilization_percent = 30;  // idle: below 30 % utilisation
   double max_memory_used_percent = 50;  // ... and below 50 % of framebuffer used
 };
 
@@ -217,7 +217,7 @@ struct IdleThresholds {
 bool IsIdle(const GpuSample& gpu, const IdleThresholds& thresholds = {});
 
 // How many of a node's `allocatable` devices are idle: whole GPUs when `mig_profile` is empty,
-// else the MIG instances of that profile ("1g.5gb"). Seed 000: a node with no metrics (nullptr)
+// else the MIG instances of that profile ("1g.5gb"). A node with no metrics (nullptr)
 // counts all its allocatable devices as idle, and so devices the exporter does not report count
 // as idle too; the answer is allocatable minus the reported busy ones, within [0, allocatable].
 int64_t IdleGpuCount(const NodeGpuMetrics* node, int64_t allocatable,

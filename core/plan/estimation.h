@@ -1,4 +1,4 @@
-// Plan stage 1, requirements (seeds 000, 001): the GPU count a pod's parallelism implies
+// Plan stage 1, requirements: the GPU count a pod's parallelism implies
 // (tp x pp x max(dp, cp, dcp), from annotations or inference-server arguments), checked against
 // its nvidia.com/gpu as the policy says (warn, fill, correct), and its GPU memory need per GPU
 // (an annotation, else the model name's heuristic).

@@ -16,9 +16,9 @@
 //      a variant token (H100 "NVL") picks the variant; a size token ("80GB") picks the entry of
 //      that size; without one, the node's nvidia.com/gpu.memory picks the entry within 10% of it;
 //      without either, the family's first entry (a bare "A100" is the 40 GB one). A known memory
-//      that is more than 10% off the entry's matches nothing (seed 003's simulated 70 GB H200 is
-//      not the 141 GB one). Under a "-MIG-" suffix GFD's memory label is the slice's, so it is
-//      not used.
+//      that is more than 10% off the entry's matches nothing (the demo cluster's simulated 70 GB
+//      H200 is not the 141 GB one). Under a "-MIG-" suffix GFD's memory label is the slice's, so
+//      it is not used.
 //   No match: the product is unknown to the catalog and the fallback uses the profiles that nodes
 //   of that product offer in the inventory.
 //

@@ -1,4 +1,4 @@
-// Plan stage 3, the MIG fallback (seed 003): each MIG profile the pod asks for that is free on
+// Plan stage 3, the MIG fallback: each MIG profile the pod asks for that is free on
 // no node the pod may use (its nodeSelector, required node affinity, tolerations, node readiness;
 // free net of reservations) is replaced by the first profile of its chain that is free on such a
 // node, and the annotation <prefix>/fallback records it ("2g.20gb->1g.10gb"). The chain is the

@@ -1,5 +1,5 @@
 // A pod's GPU memory need per GPU: a quantity the user wrote (<prefix>/gpu-memory: "16Gi",
-// "16G", or bare MiB "16000"), else seed 001's heuristic on the model's name (70B/65B -> 20,000
+// "16G", or bare MiB "16000"), else a heuristic on the model's name (70B/65B -> 20,000
 // MiB, 13B/7B -> 12,000 MiB, any other model 8,000 MiB; the policy's requirements.model_memory).
 //
 //   ModelNameMatches("Llama-2-7b-chat", "7b");                // true

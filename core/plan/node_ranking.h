@@ -1,4 +1,4 @@
-// Node ranking for placement (seeds 000, 001, 002): which node, of those that could take a pod's
+// Node ranking for placement: which node, of those that could take a pod's
 // GPU ask now, the policy's strategy prefers.
 //
 //   NodeAsk asks[] = {{"nvidia.com/gpu", 2}};
@@ -9,14 +9,14 @@
 // (CanRunOn) and every asked resource has enough free, net of reservations. Strategies, ties
 // always broken by node name:
 //   most-idle  most idle GPUs that are also free: first nodes with at least the asked count,
-//              then more of them, then the lower mean utilisation (seed 000). A GPU is idle below
+//              then more of them, then the lower mean utilisation. A GPU is idle below
 //              the policy's utilisation and memory thresholds; a node without metrics counts
 //              every allocatable GPU as idle, so with no metrics at all this is "most free".
-//   best-fit   least free left (net of reservations): packs nodes (seed 002)
+//   best-fit   least free left (net of reservations): packs nodes
 //   worst-fit  most free: spreads
 //   first-fit  the first node by name that can take it
 //   score      memory_weight x free framebuffer ratio + idle_weight x idle-and-free / allocatable
-//              (seed 001: 0.6 and 0.4); a node without metrics has a free ratio of 1.
+//              (0.6 and 0.4 by default); a node without metrics has a free ratio of 1.
 //   fragmentation  the node whose free devices the pod's placement leaves least fragmented
 //              for the workload mix (FGD, Weng et al., USENIX ATC 2023, counted in devices): a
 //              node's fragmentation is the free devices of the ranked resource that a pod drawn

@@ -11,12 +11,12 @@ namespace {
 struct DimensionSpelling {
   std::string_view name;
   std::array<std::string_view, 5> flags;   // as inference servers spell them
-  std::array<std::string_view, 5> inputs;  // annotation/label names (seeds 000, 001)
+  std::array<std::string_view, 5> inputs;  // annotation/label names
 };
 
 // vLLM: --tensor-parallel-size/-tp, --pipeline-parallel-size/-pp, --data-parallel-size/-dp,
 // --decode-context-parallel-size/-dcp; SGLang: --tp-size/--tp, --pp-size, --dp-size/--dp;
-// seed 001: tensor-parallel-size, tp-size, tp_size, tp; seed 000: tpsize.
+// annotations and labels: tensor-parallel-size, tp-size, tp_size, tp, tpsize.
 const DimensionSpelling kSpellings[kParallelDimensions] = {
     {"tp",
      {"--tensor-parallel-size", "--tp-size", "--tp_size", "--tp", "-tp"},

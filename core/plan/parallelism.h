@@ -1,6 +1,6 @@
-// The parallelism an inference server runs with, and the GPU count it implies (seeds 000, 001):
+// The parallelism an inference server runs with, and the GPU count it implies:
 // world size = tp x pp x max(dp, cp, dcp). Each dimension comes from the server's arguments
-// (vLLM --tensor-parallel-size/-tp, SGLang --tp-size/--tp, seed 001's --tp_size, ...) or from
+// (vLLM --tensor-parallel-size/-tp, SGLang --tp-size/--tp, --tp_size, ...) or from
 // an annotation or label (<prefix>/tp-size, tp_size, tensor-parallel-size, tp, tpsize, and the
 // same for pp, dp, cp, dcp); the arguments win, since they are what the server reads.
 //

@@ -46,7 +46,7 @@ bool SomeGpuContainerLacksShm(const PodRequest& pod) {
                      });
 }
 
-// Seed 004's worker defaults: the configured tolerations the pod lacks (they also widen the
+// The worker defaults: the configured tolerations the pod lacks (they also widen the
 // nodes it may run on), and an in-memory /dev/shm.
 void AddWorkerDefaults(const PodRequest& pod, const WorkerDefaults& defaults, Decision& d) {
   for (const Toleration& want : defaults.tolerations) {
@@ -66,7 +66,7 @@ void AddWorkerDefaults(const PodRequest& pod, const WorkerDefaults& defaults, De
   }
 }
 
-// Seed 004: one preferred term per configured GPU type that some node offering the resource
+// One preferred term per configured GPU type that some node offering the resource
 // has; affinity matches exact label values, so the term lists the products the type matches.
 void AddGpuTypePreferences(const std::string& resource, const PlanContext& context, Decision& d) {
   auto products = context.snapshot.ProductsOffering(resource);
@@ -94,7 +94,7 @@ std::string Percent(std::optional<double> v) {
   return buf;
 }
 
-// "8/8 free, idle 8, avg util 0.0%, avg mem 0.0%", as seed 000 describes a node; with pods
+// "8/8 free, idle 8, avg util 0.0%, avg mem 0.0%"; with pods
 // queued for the scheduler counted on it, "2/8 free (used 2, queued 4), idle 2, ...".
 std::string Describe(const RankedNode& r, const std::string& resource, PlacementStrategy strategy) {
   if (!r.fits) return "cannot take it: " + r.why_not;

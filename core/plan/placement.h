@@ -1,4 +1,4 @@
-// Plan stage 5, placement (seeds 000, 001, 002, 004): node affinity on kubernetes.io/hostname to
+// Plan stage 5, placement: node affinity on kubernetes.io/hostname to
 // the best node by the policy's strategy (Pods only), GPU-type preference, and the worker
 // defaults (tolerations for GPU taints, an in-memory /dev/shm). A pod the queue gate holds back
 // (PlanState::gated) gets the worker defaults only: no node affinity, no devices counted.

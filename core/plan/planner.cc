@@ -22,9 +22,9 @@ ViewMap StringsOf(JsonView metadata, const char* field) {
 }
 
 // Calls visit(key without its prefix, entry) for each input of `pod`, in the order inputs are
-// looked up: annotations, then labels; in each, the policy's prefix before seed 002's alias.
-// Stops when visit returns true. The maps are ordered, so the keys under a prefix are one run
-// from lower_bound(prefix): nothing is built to find them.
+// looked up: annotations, then labels; in each, the policy's prefix before the
+// gpu-autoscaler.io alias. Stops when visit returns true. The maps are ordered, so the keys
+// under a prefix are one run from lower_bound(prefix): nothing is built to find them.
 template <typename Visit>
 void VisitInputs(const PodRequest& pod, const Policy& policy, Visit&& visit) {
   auto run = [&visit](const ViewMap& map, std::string_view prefix) {
@@ -38,7 +38,7 @@ void VisitInputs(const PodRequest& pod, const Policy& policy, Visit&& visit) {
     }
     return false;
   };
-  constexpr std::string_view kAlias = "gpu-autoscaler.io";  // seed 002's keys, read as aliases
+  constexpr std::string_view kAlias = "gpu-autoscaler.io";  // its keys are read as aliases
   for (const ViewMap* map : {&pod.annotations, &pod.labels}) {
     if (run(*map, policy.annotation_prefix)) return;
     if (policy.annotation_prefix != kAlias && run(*map, kAlias)) return;

@@ -11,7 +11,7 @@
 //   1. requirements  GPU count from parallelism, GPU memory need    core/plan/estimation.h
 //   2. sharing       exclusive / MIG / MPS / time-slicing           core/plan/sharing.h
 //   3. MIG fallback  a smaller profile when the asked one is free nowhere core/plan/mig_fallback.h
-//   4. queue gate    a scheduling gate while it fits nowhere (issue 18)    core/plan/queue_gate.h
+//   4. queue gate    a scheduling gate while it fits nowhere               core/plan/queue_gate.h
 //   5. placement     node affinity, GPU type preference, worker defaults    core/plan/placement.h
 //
 // Thread safety: pure functions over immutable inputs.

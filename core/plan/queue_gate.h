@@ -1,4 +1,4 @@
-// Plan stage 4, the queue gate (issue 18, "Waiting for GPUs"): a Pod that would only wait in the
+// Plan stage 4, the queue gate (waiting for GPUs): a Pod that would only wait in the
 // scheduler's retry loop is held back instead, with the scheduling gate <prefix>/capacity, until
 // the gate lifter (the leader, over core/inventory/capacity_queue.h) releases it onto a node
 // where it fits, or after queue.timeout. The pod is gated when the policy queues its namespace

@@ -232,7 +232,7 @@ struct Stage {
     return "";
   }
 
-  // Seed 002's decision flow, for a pod no rule matched; nullopt: nothing to try.
+  // The default decision flow, for a pod no rule matched; nullopt: nothing to try.
   std::optional<Choice> DefaultFlow(const SharingFacts& facts) {
     const SharingPolicy& s = policy().sharing;
     const std::string& type = facts.workload_type;
@@ -284,8 +284,8 @@ struct Stage {
     return std::nullopt;
   }
 
-  // Seed 002's MIG condition (its decision flow's "GPU=1 && Memory<20GB", training excluded),
-  // counted whether or not MIG is then chosen and free.
+  // The MIG condition of the default flow (one GPU, a memory need below sharing.migBelow,
+  // training excluded), counted whether or not MIG is then chosen and free.
   void CountMigEligible(int64_t gpus) {
     const int64_t mib = state.gpu_memory_mib;
     if (gpus != 1 || mib <= 0 || mib >= policy().sharing.mig_below_mib) return;

@@ -1,4 +1,4 @@
-// Plan stage 2, the sharing mode (seed 002): policy rules first (highest priority first, first
+// Plan stage 2, the sharing mode: policy rules first (highest priority first, first
 // match wins), then the default flow; applying MIG, MPS or time-slicing rewrites nvidia.com/gpu
 // and steers to nodes that offer the mode, only where such nodes have free capacity. The workload
 // type rules and flow read is the pod's workload-type label or annotation, else the one its GPU

@@ -1,4 +1,4 @@
-// Choosing a sharing mode by rule (seed 002's GPUSharingPolicy): the names of the modes, what a
+// Choosing a sharing mode by rule (the policy's sharing.rules): the names of the modes, what a
 // rule's selector reads of a pod, and the first rule (policy order: highest priority first)
 // whose selector matches. Applying the mode is core/plan/sharing.h's.
 //
@@ -23,7 +23,7 @@ namespace gpuadmit {
 std::string_view SharingModeName(SharingMode mode);
 
 // A mode as a pod's sharing-mode input names it, ignoring case; "timeslicing" and
-// "time_slicing" (seed 002's policy spelling) are time-slicing. nullopt for anything else.
+// "time_slicing" are time-slicing too. nullopt for anything else.
 std::optional<SharingMode> ParseSharingMode(std::string_view text);
 
 // What a selector reads of a pod.

@@ -7,7 +7,7 @@
 namespace gpuadmit {
 namespace {
 
-// The built-in table (issue 18). Commands first: what a container runs says more than what it
+// The built-in table. Commands first: what a container runs says more than what it
 // was built from. Each entry is what the project's own documentation starts the server or
 // launcher with; tests/core/plan/workload_type_test.cc holds a real command line or image for
 // each.

@@ -1,4 +1,4 @@
-// Workload type detection (seed 002's autoDetectWorkloadType, issue 18): the type a pod that
+// Workload type detection (the policy's workloadDetection): the type a pod that
 // declares none most likely is, read from what its GPU containers run. The sharing stage
 // (core/plan/sharing.cc) asks for it only when no workload-type label or annotation says it.
 //

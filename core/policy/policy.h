@@ -83,10 +83,10 @@ struct SharingRule {
 struct SharingPolicy {
   bool enabled = true;
   std::vector<SharingRule> rules;  // sorted by priority (highest first) when parsed
-  // Seed 002's flow for pods no rule matches: training -> exclusive; one GPU needing less than
+  // The default flow for pods no rule matches: training -> exclusive; one GPU needing less than
   // mig_below_mib -> MIG; inference/serving -> MPS; development/batch -> time-slicing.
   bool default_flow = true;
-  int64_t mig_below_mib = 20 * 1024;  // seed 002: "Workloads requiring <20GB GPU memory"
+  int64_t mig_below_mib = 20 * 1024;  // 20 GiB: a pod needing less is a MIG candidate
   bool enable_mig = true;
   bool enable_mps = true;
   bool enable_time_slicing = true;
@@ -98,8 +98,8 @@ struct SharingPolicy {
 // a pattern without allocating.
 inline constexpr size_t kMaxCommandPatternWords = 16;
 
-// A pattern naming the workload type of the pods whose GPU containers it matches (issue 18;
-// core/plan/workload_type.h reads it). Every field set must match one container.
+// A pattern naming the workload type of the pods whose GPU containers it matches
+// (core/plan/workload_type.h reads it). Every field set must match one container.
 struct WorkloadPattern {
   std::string type;     // training, inference, serving, development, batch; "unknown" stops
   std::string image;    // lower-case substring of the image reference; "" for any
@@ -107,7 +107,7 @@ struct WorkloadPattern {
   bool operator==(const WorkloadPattern&) const = default;
 };
 
-// Seed 002's autoDetectWorkloadType: a pod whose labels and annotations name no workload type
+// Workload type detection: a pod whose labels and annotations name no workload type
 // gets the one its GPU containers' images and command lines say, if any does.
 struct WorkloadDetectionPolicy {
   bool enabled = true;
@@ -117,7 +117,7 @@ struct WorkloadDetectionPolicy {
 
 enum class GpuCountAction { kOff, kWarn, kFill, kCorrect };
 
-// A model-name pattern and the GPU memory a model matching it needs per GPU (seed 001).
+// A model-name pattern and the GPU memory a model matching it needs per GPU.
 struct ModelMemoryRule {
   std::string contains;  // case-insensitive substring of the model name, e.g. "70b"
   int64_t memory_mib = 0;
@@ -131,7 +131,7 @@ struct RequirementsPolicy {
   // What to do when the parallelism (tp x pp x max(dp, cp, dcp)) disagrees with nvidia.com/gpu:
   // warn only, fill in a missing count, or also correct a wrong one (fill + correct).
   GpuCountAction gpu_count = GpuCountAction::kWarn;
-  // Seed 001: 70B/65B -> 20,000 MB per GPU over 4 GPUs (its 70B example's tensor parallelism),
+  // By default 70B/65B -> 20,000 MB per GPU over 4 GPUs (a 70B model served 4-way tensor-parallel),
   // 13B/7B -> 12,000 MB; first match wins.
   std::vector<ModelMemoryRule> model_memory = {
       {"70b", 20000, 4}, {"65b", 20000, 4}, {"13b", 12000}, {"7b", 12000}};
@@ -142,7 +142,7 @@ struct RequirementsPolicy {
 enum class PlacementStrategy { kMostIdle, kBestFit, kFirstFit, kWorstFit, kScore, kFragmentation };
 enum class AffinityMode { kPreferred, kRequired };
 
-// A preference for nodes whose nvidia.com/gpu.product contains `product` (seed 004).
+// A preference for nodes whose nvidia.com/gpu.product contains `product`.
 struct GpuTypePreference {
   std::string product;  // case-insensitive substring: "A100"
   int weight = 1;       // 1..100, a preferred scheduling term's weight
@@ -154,32 +154,32 @@ struct PlacementPolicy {
   PlacementStrategy strategy = PlacementStrategy::kMostIdle;
   AffinityMode affinity = AffinityMode::kPreferred;
   int preferred_weight = 100;  // weight of the kubernetes.io/hostname preference
-  // Idle GPU (seed 000): utilisation below this and memory used below that.
+  // An idle GPU: utilisation below this and memory used below that.
   double idle_max_utilization_percent = 30;
   double idle_max_memory_percent = 50;
-  // Seed 001's score: memory_weight x free-memory ratio + idle_weight x idle ratio.
+  // The score: memory_weight x free-memory ratio + idle_weight x idle ratio.
   double score_memory_weight = 0.6;
   double score_idle_weight = 0.4;
   std::vector<GpuTypePreference> gpu_types;
   bool operator==(const PlacementPolicy&) const = default;
 };
 
-// What every GPU pod (and template) gets, whatever else is decided (seed 004).
+// What every GPU pod (and template) gets, whatever else is decided.
 struct WorkerDefaults {
   std::vector<Toleration> tolerations;  // added when missing, e.g. nvidia.com/gpu=true:NoSchedule
   std::string shm_size;                 // "2Gi": an in-memory /dev/shm; "" for none
   bool operator==(const WorkerDefaults&) const = default;
 };
 
-// 300 s: issue 18's `timeout: 5m`, long enough for a training job's pods to end and free a node,
+// 300 s (`timeout: 5m`): long enough for a training job's pods to end and free a node,
 // short enough that a pod the queue cannot serve still reaches the scheduler the same shift.
 inline constexpr int64_t kDefaultQueueTimeoutSeconds = 300;
 
-// Waiting for GPUs (issue 18, seed 001's wait_for_gpu_availability): a GPU pod that fits on no
-// node it may use is held gated and released by the capacity queue
-// (core/inventory/capacity_queue.h) as capacity frees, or after `timeout_seconds` anyway. Only
-// `gpuadmit simulate` acts on it for now: `serve` refuses a policy that enables it, since the
-// gate lifter (the leader) is not built yet.
+// Waiting for GPUs: a GPU pod that fits on no node it may use is held gated and released by the
+// capacity queue (core/inventory/capacity_queue.h) as capacity frees, or after `timeout_seconds`
+// anyway. `serve` acts on it where it has the Kubernetes API on Kubernetes 1.30+ (the leader
+// lifts the gates, webhook/queue/), and refuses a policy that enables it elsewhere
+// (webhook/queue/queue_support.h); `gpuadmit simulate` plays it in simulated time.
 struct QueuePolicy {
   bool enabled = false;
   int64_t timeout_seconds = kDefaultQueueTimeoutSeconds;

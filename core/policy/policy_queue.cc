@@ -1,4 +1,4 @@
-// The queue section of the policy (issue 18, "Waiting for GPUs"): whether GPU pods that fit
+// The queue section of the policy, waiting for GPUs: whether GPU pods that fit
 // nowhere wait gated, how long at most, and in which namespaces. Durations are written as Go
 // and Kubernetes write them ("5m", "1h30m").
 //

@@ -35,7 +35,7 @@ void ReadRequirements(const YAML::Node& node, const std::string& path, PolicyVal
 void ReadWorkerDefaults(const YAML::Node& node, const std::string& path, PolicyValidator& v,
                         WorkerDefaults& out);
 
-// sharing: the modes allowed, seed 002's default flow and the rules (policy_sharing.cc).
+// sharing: the modes allowed, the default flow and the rules (policy_sharing.cc).
 void ReadSharing(const YAML::Node& node, const std::string& path, PolicyValidator& v,
                  SharingPolicy& out);
 

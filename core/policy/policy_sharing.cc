@@ -1,4 +1,4 @@
-// The sharing section of the policy: which modes gpuadmit may choose, seed 002's default flow,
+// The sharing section of the policy: which modes gpuadmit may choose, the default flow,
 // and the rules that pick a mode for the pods they select; and the workloadDetection section,
 // the patterns that name a pod's workload type when it declares none.
 #include <algorithm>
@@ -13,7 +13,7 @@
 namespace gpuadmit {
 namespace {
 
-// Seed 002's workload types, as the workload-type annotation or label names them.
+// The workload types the workload-type annotation or label may name.
 constexpr std::string_view kWorkloadTypes[] = {"training", "inference", "serving", "development",
                                                "batch"};
 

@@ -1,4 +1,4 @@
-// Consolidation: seed 002's bin-packing analysis. Which GPU nodes are underused, by allocation
+// Consolidation: a bin-packing analysis. Which GPU nodes are underused, by allocation
 // ("gpu-node-02 is underutilized (25.0% used, 2/8 GPUs allocated)") and by measured utilisation,
 // and how many GPUs a repacking of the current GPU pods would free: the GPUs of the nodes that
 // hold GPU pods now and none after the pods are packed onto as few nodes as their constraints
@@ -42,9 +42,9 @@
 namespace gpuadmit {
 
 struct ConsolidationOptions {
-  // seed 002's analysis: a node is underutilized below 50% of its GPUs allocated.
+  // A node is underutilized below 50% of its GPUs allocated,
   double underused_allocation_percent = 50;
-  // seed 000's idle threshold: below 30% GPU utilisation, over the metrics window.
+  // or below 30% GPU utilisation over the metrics window (placement's idle threshold).
   double underused_utilization_percent = 30;
 };
 

@@ -1,5 +1,5 @@
 // MIG layout pressure: per MIG profile, how often a pod asked for it when it was free on no node
-// the pod could use while a smaller profile was (gpuadmit's MIG fallback, seed 003), so that an
+// the pod could use while a smaller profile was (gpuadmit's MIG fallback), so that an
 // operator knows which mig-parted layout to change: a profile that keeps falling back wants more
 // instances of it in the layout, at the expense of the ones it fell back to. Read from
 // gpuadmit's own counters (gpuadmit_mig_fallbacks_total{from_profile,to_profile}, and

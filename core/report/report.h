@@ -3,7 +3,7 @@
 //   1. consolidation (consolidation.h): underused nodes and the GPUs a repacking would free;
 //   2. MIG layout pressure (mig_pressure.h): which profiles keep running out while smaller
 //      ones stay free;
-//   3. time-slicing (time_slicing.h): seed 002's replicas per GPU from utilisation and
+//   3. time-slicing (time_slicing.h): replicas per GPU from utilisation and
 //      burstiness over the metrics window.
 // Built from values both the command line and a running server have: nodes, pods, the GPU
 // metrics with their window, and gpuadmit's MIG counters. Rendered by report_render.h.

@@ -1,4 +1,4 @@
-// The two renderings of a Report: text for people, one line per finding in seed 002's phrasing
+// The two renderings of a Report: text for people, one line per finding as a recommendation
 // ("Recommendation: Node gpu-node-02 is underutilized (25.0% used, 2/8 GPUs allocated)"), and
 // JSON (`-o json`, GET /report) with stable camelCase field names, as Kubernetes writes them.
 // docs/report.md shows both and lists every field.

@@ -7,7 +7,7 @@
 namespace gpuadmit {
 namespace {
 
-// Seed 002's bands, in percent of utilisation and of burstiness.
+// The table's bands, in percent of utilisation and of burstiness.
 constexpr double kLowUtilization = 20;   // "< 20%"
 constexpr double kMidUtilization = 40;   // "20-40%"
 constexpr double kHighUtilization = 60;  // "40-60%"; above it "> 60%"

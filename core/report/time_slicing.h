@@ -1,5 +1,5 @@
 // Time-slicing advice: how many replicas to make of each GPU (the NVIDIA device plugin's
-// `sharing.timeSlicing.resources[].replicas`), from seed 002's table over the GPU's utilisation
+// `sharing.timeSlicing.resources[].replicas`), from a table over the GPU's utilisation
 // in the metrics window and its burstiness:
 //
 //   mean utilisation   burstiness   replicas
@@ -48,7 +48,7 @@ struct ReplicasRule {
   std::string_view rule;  // the row that applied, e.g. "< 20% and > 70% bursty"
 };
 
-// Seed 002's table, read as the file comment says. `burstiness_percent` nullopt: unknown.
+// The table, read as the file comment says. `burstiness_percent` nullopt: unknown.
 ReplicasRule RecommendedReplicas(double mean_utilization_percent,
                                  std::optional<double> burstiness_percent);
 

@@ -1,4 +1,4 @@
-// The Alibaba GPU cluster trace v2023 ("openb", ../shared/traces/alibaba-gpu-v2023/SOURCES.md)
+// The Alibaba GPU cluster trace v2023 ("openb", alibaba/clusterdata, cluster-trace-gpu-v2023)
 // as `gpuadmit simulate --trace alibaba-openb` replays it: the node list becomes a v1 List of
 // Nodes, the pod list an arrival stream in the FGD paper's order (USENIX ATC 2023: shuffled by
 // a seed, inflated by drawing pods again until the arrived GPU ask reaches a share of capacity,
@@ -102,7 +102,7 @@ int64_t TraceDemandGpus(const TracePod& pod);
 std::vector<Arrival> TraceArrivals(const std::vector<TracePod>& pods, const TraceMapping& mapping,
                                    uint64_t seed, double capacity_gpus);
 
-// The trace in its own time (issue 18's "Waiting for GPUs"), not the FGD order: every pod with a
+// The trace in its own time (for the capacity queue), not the FGD order: every pod with a
 // creation_time arrives at creation_time / `speedup` and, once bound, runs deletion_time minus
 // scheduled_time (creation_time when it has none) seconds, the time it ran in Alibaba's cluster;
 // no deletion_time: it stays. Sorted by arrival, ties in list order. `speedup` > 1 compresses

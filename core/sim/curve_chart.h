@@ -5,7 +5,7 @@
 // demand, and a dashed marker at x = 100, so the gap between runs where demand meets capacity
 // reads at a glance.
 //
-//   CurveChart chart{.title = "Fragmentation, seed 003",
+//   CurveChart chart{.title = "Fragmentation, the demo cluster",
 //                    .x_label = "arrived GPU demand (% of capacity)",
 //                    .y_label = "unallocated GPUs (% of capacity)"};
 //   chart.series.push_back({.name = "baseline", .points = baseline_points, .y_at_100 = 12.3});

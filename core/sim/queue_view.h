@@ -1,4 +1,4 @@
-// The capacity queue's view of the simulated cluster (issue 18): a SimNode as the NodeRoom the
+// The capacity queue's view of the simulated cluster: a SimNode as the NodeRoom the
 // queue weighs (core/inventory/capacity_queue.h), and a pod about to be gated as the QueuedPod
 // it holds. cpu, memory and the pod count are compared with the GPU resources, so a pod the
 // queue releases onto a node passes NodeResourcesFit there.

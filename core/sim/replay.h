@@ -10,7 +10,7 @@
 //   ReplayResult with = Replay(cluster, arrivals, &policy, {});
 //   ReplayResult without = Replay(cluster, arrivals, nullptr, {});  // the baseline
 //
-// With the policy's queue enabled (issue 18, "Waiting for GPUs"), a GPU pod of a queued
+// With the policy's queue enabled (waiting for GPUs), a GPU pod of a queued
 // namespace that the scheduler finds no node for on its first try is held gated in a
 // CapacityQueue (core/inventory/capacity_queue.h) instead of Pending, and so is every such pod
 // that arrives while the queue is not empty (it must not overtake the pods waiting). The queue

@@ -178,7 +178,8 @@ std::vector<int64_t> ScoreFeasible(const SimPod& pod, std::span<const SimNode> n
   }
   Normalize(taint, /*reverse=*/true);
   Normalize(affinity, /*reverse=*/false);
-  // BalancedAllocation skips a pod that requests neither cpu nor memory (upstream issue 129138).
+  // BalancedAllocation skips a pod that requests neither cpu nor memory
+  // (kubernetes/kubernetes#129138).
   bool best_effort = pod.requests.cpu_milli == 0 && pod.requests.memory == 0;
   std::vector<int64_t> totals(feasible.size());
   for (size_t k = 0; k < feasible.size(); ++k) {
