@@ -1,5 +1,5 @@
 // LeaderRouting: `serve --leader-elect`, where each review is decided when replicas elect a
-// leader (issue 16). The leader decides every review, so one ledger counts every reservation:
+// leader. The leader decides every review, so one ledger counts every reservation:
 //   - the leader, a review another replica forwarded (Gpuadmit-Forwarded: 1; answered here even
 //     if this replica has just lost the Lease, never bounced on), and dryRun reviews (they reserve
 //     nothing) are decided here;

@@ -1,4 +1,4 @@
-// gpuadmit report: seed 002's consolidation opportunities, MIG layout pressure and time-slicing
+// gpuadmit report: consolidation opportunities, MIG layout pressure and time-slicing
 // replicas (core/report, docs/report.md), from a --cluster file or the Kubernetes API
 // (--kubeconfig, else in-cluster), with GPU metrics from DCGM files (--dcgm-file, repeatable:
 // each file one reading of the window, oldest first) or Prometheus (--prometheus, --samples

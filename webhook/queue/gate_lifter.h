@@ -1,4 +1,4 @@
-// GateLifter: the live half of the capacity queue (issue 18, "Waiting for GPUs"). The admission
+// GateLifter: the live half of the capacity queue (waiting for GPUs). The admission
 // gates a GPU pod that fits nowhere it may use (core/plan/queue_gate.h) with the scheduling gate
 // <prefix>/capacity; the scheduler then leaves it alone. Every pass (1 s), on the leader only,
 // the lifter rebuilds the queue from the latest inventory snapshot (live_queue.h), asks

@@ -1,5 +1,5 @@
 // ReviewForwarder: sends a review to the leader replica and brings back its answer, for
-// `serve --leader-elect` (issue 16). POST /mutate over TLS, verified against the CA that signed
+// `serve --leader-elect`. POST /mutate over TLS, verified against the CA that signed
 // the replicas' serving certificate and the certificate's own name (the replicas are reached by
 // pod IP, which no certificate names), on kept-alive connections pooled per leader address, with
 // a deadline well inside the webhook's timeout. The request carries Gpuadmit-Forwarded: 1, so
