@@ -1,9 +1,9 @@
 #!/usr/bin/python3
-"""Writes demo-cluster.json: seed 003's cluster as `kubectl get nodes,pods -A -o json` prints it.
+"""Writes demo-cluster.json: the demo cluster as `kubectl get nodes,pods -A -o json` prints it.
 
 Usage: make-demo-cluster.py [OUT]   (default: demo-cluster.json beside this script; "-" = stdout)
 
-The cluster (seed 003): two worker nodes, each with 4 simulated 70 GB NVIDIA H200 cards in MIG
+The cluster: two worker nodes, each with 4 simulated 70 GB NVIDIA H200 cards in MIG
 mixed strategy, and a control-plane node without GPUs.
   gpu-small   4 x 7 x 1g.10gb                 = 28 x nvidia.com/mig-1g.10gb
   gpu-medium  4 x (3 x 2g.20gb + 1 x 1g.10gb) = 12 x nvidia.com/mig-2g.20gb + 4 x mig-1g.10gb
@@ -29,7 +29,7 @@ OS_IMAGE = "Ubuntu 22.04.5 LTS"
 KERNEL = "5.15.0-131-generic"
 DRIVER = ("550", "127", "08")
 CUDA = ("12", "4")
-# Simulated H200 of seed 003: 70 GB, MIG-partitioned in 7 memory slices of ~10 GB.
+# A simulated H200: 70 GB, MIG-partitioned in 7 memory slices of ~10 GB.
 GPU_PRODUCT = "NVIDIA-H200"
 GPU_MEMORY_MIB = 71680
 GPUS_PER_NODE = 4
@@ -47,7 +47,7 @@ T_BOOT = "2025-06-02T07:58:41Z"      # nodes last booted
 T_HEARTBEAT = "2025-06-03T10:41:17Z"  # the moment of the snapshot
 T_GFD = "1748851221"                 # 2025-06-02T08:00:21Z, GFD's last labelling pass
 
-rng = random.Random(3)  # seed 003
+rng = random.Random(3)  # fixed: the same file on every run
 resource_version = [412000]
 
 
@@ -259,7 +259,7 @@ def control_plane_node():
 
 def gpu_node(name, ip, pod_cidr, layout, per_gpu, mig_config):
     labels = gfd_labels(name, layout, mig_config)
-    # The node-pool label of seed 003's kind configuration.
+    # The node-pool label a kind cluster of these two workers would carry.
     labels["node-pool"] = name.split("-", 1)[1]
     mig = {"nvidia.com/mig-" + p: str(n) for p, n in layout.items()}
     capacity = {"cpu": "64", "ephemeral-storage": "1843220480Ki", "hugepages-1Gi": "0",
