@@ -1,6 +1,6 @@
 // What a cold or idle benchmark does between iterations, with the timing paused: the state a
-// served request finds the machine in (docs/performance.md, "why a served review costs 3x its
-// warm time" and "the idle millisecond is the cost").
+// served request finds the machine in: on a shared VM, 1 ms of idle empties the L2, and a served
+// review then costs about its warm time plus an L3 hit for each line it touches.
 //
 //   state.PauseTiming();
 //   EvictCaches(65536, /*huge_pages=*/false);  // or IdleFor(1000): a server's 1 ms between

@@ -1,4 +1,4 @@
-// The inventory gauges at the largest cluster Kubernetes supports (issue 17): builds bench/scale's
+// The inventory gauges at the largest cluster Kubernetes supports: builds bench/scale's
 // 5,000-node, 150,000-pod cluster into a ClusterState, then measures, over its snapshot, what
 // serve does once per published snapshot (AdmissionHandler::SetSnapshot: ComputeInventoryGauges
 // and Metrics::SetInventory) and

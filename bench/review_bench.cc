@@ -135,7 +135,7 @@ void BM_ReviewAt5000Nodes(benchmark::State& state) {
 }
 BENCHMARK(BM_ReviewAt5000Nodes);
 
-// Workload type detection's cost (issue 18): the 3 KB review asking for one whole GPU, its
+// Workload type detection's cost: the 3 KB review asking for one whole GPU, its
 // container an unlabelled vLLM server (vllm/vllm-openai with --model: found by image, after
 // every command pattern of the table missed) or an unknown script (python train.py: the whole
 // table missed), with detection off (arg 0) and on (arg 1), under the default policy.

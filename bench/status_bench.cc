@@ -1,4 +1,4 @@
-// The status page at the largest cluster Kubernetes supports (issue 17): bench/scale's
+// The status page at the largest cluster Kubernetes supports: bench/scale's
 // 5,000-node, 150,000-pod cluster, a DCGM window of 20 readings for eight GPUs on every node, and
 // 200 recent decisions; measures GET /status's work (CollectStatus then RenderStatusPage) and
 // /status.json's, for the default page (20 nodes), the largest page (500), and a filter that

@@ -22,7 +22,7 @@ import json
 import statistics
 import sys
 
-# Issue 15: gpuadmit's open-loop p99 and p99.9 within 1.25x of nginx's at the same rate.
+# The open-loop target: gpuadmit's p99 and p99.9 within 1.25x of nginx's at the same rate.
 OPEN_LOOP_TARGET = 1.25
 
 # gpuadmit_load's figure for the server's CPU time per request (with --server-pid).

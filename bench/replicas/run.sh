@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16's figures: what forwarding to the leader costs (serve --leader-elect).
+# What forwarding to the leader costs (serve --leader-elect).
 #   bench/replicas/run.sh [--duration 10] [--build build]
 # On 127.0.0.1: the fake API server process (gpuadmit_fake_api) with the demo cluster, two
 # `gpuadmit serve --leader-elect` replicas (r1 leads, r2 follows), and gpuadmit_load POSTing

@@ -307,7 +307,7 @@ constexpr char kHelp[] =
 Measures gpuadmit's live inventory (KubeClient + KubeInventory) against a generated cluster of
 5,000 nodes x 8 GPUs and 150,000 pods of about 4.5 KB, served over TLS by a child process: initial
 sync CPU and wall time, RSS, watch events applied per second, ClusterState::Snapshot() cost, and
-the Plan / Review lookups on the synced snapshot. Targets (issue 3): sync <= 5 s CPU, RSS <= 1 GiB,
+the Plan / Review lookups on the synced snapshot. Targets: sync <= 5 s CPU, RSS <= 1 GiB,
 >= 50,000 events/s, a lookup <= 20 us. Prints a Markdown table and a JSON line.
 
   --quick           500 nodes, 15,000 pods, 20,000 events (10x smaller)

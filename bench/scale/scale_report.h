@@ -1,6 +1,6 @@
 // The report of gpuadmit_inventory_scale (inventory_scale.cc): what a run was asked for
 // (Options), what it measured (Results), and how it prints them: a Markdown table with the
-// targets of issue 3 and one JSON line.
+// targets (docs/performance.md) and one JSON line.
 //
 //   Report(options, cluster, MachineSummary(), results);
 //

@@ -11,8 +11,9 @@ usage() {
 Usage: bench/simulate/run.sh [options]
 
 Replays, each against the cluster without gpuadmit (the baseline) in the same run:
-  burst     seed 003's Deployment of 20 replicas asking 2g.20gb (tests/fixtures/simulate), with
-            the default policy, then with --replicas 3 (devices counted on twice per 1,000 pods);
+  burst     a Deployment of 20 replicas asking 2g.20gb on the demo cluster
+            (tests/fixtures/simulate), with the default policy, then with --replicas 3
+            (devices counted on twice per 1,000 pods);
   alibaba   the Alibaba GPU trace (openb, default pod list), mapped as docs/decision-quality.md
             says, SEEDS seeds, each placement strategy: unallocated GPUs at 100% arrived demand,
             median and range, and each strategy's ratio to the baseline; the curve of the first
@@ -80,7 +81,7 @@ cpu_seconds() {
 }
 
 if wants burst; then
-  echo "== burst: seed 003, 20 replicas of 2g.20gb within 100 ms" >&2
+  echo "== burst: 20 replicas of 2g.20gb within 100 ms" >&2
   "$GPUADMIT" simulate --cluster "$FIXTURES/seed003-nodes.json" \
     --workload "$FIXTURES/seed003-burst.jsonl" --policy "$POLICY" -o json > "$OUT/burst.json"
   "$GPUADMIT" simulate --cluster "$FIXTURES/seed003-nodes.json" \

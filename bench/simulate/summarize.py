@@ -34,7 +34,7 @@ def burst(out):
     one, three = load(out, "burst.json"), load(out, "burst-replicas3.json")
     if one is None:
         return
-    print("Seed 003 burst (20 replicas asking 2g.20gb within 100 ms, 50 ms bind delay)")
+    print("Burst (20 replicas asking 2g.20gb within 100 ms, 50 ms bind delay)")
     for r in one["runs"]:
         placed = ", ".join("%d %s" % (n, res.replace("nvidia.com/mig-", ""))
                            for res, n in sorted(r["placed_by_resource"].items(), reverse=True))

@@ -1,4 +1,4 @@
-// gpuadmit_soak: issue 5's soak. The real `gpuadmit serve` binary against a fake Kubernetes API
+// gpuadmit_soak: the soak. The real `gpuadmit serve` binary against a fake Kubernetes API
 // (tests/fakes) whose pod watch delivers an event every millisecond, loaded over TLS keep-alive at
 // half of the throughput measured first with the same clients; the server's RSS and open file
 // descriptors are sampled from /proc throughout. Passes (exit 0) with zero failed requests, RSS
