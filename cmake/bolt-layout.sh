@@ -13,7 +13,7 @@
 # What a served review runs (the event loop, TLS reads and writes, the HTTP parser, the review,
 # its log line) is mostly inlined standard-library code whose untaken branches lie between the
 # taken ones; packed, a served review touches about a fifth fewer 64-byte code lines
-# (docs/performance.md, "seventeenth" and "eighteenth session").
+# (docs/performance.md, "Complexity budget").
 #
 # The laid-out binary keeps its symbols but not its debug information, which would describe the
 # linker's layout: debug with $BINARY.bolt/gpuadmit.linked, the same code as linked, or configure
@@ -136,8 +136,7 @@ mv "${profiles[0]}" training.fdata  # the counts as they came, kept to look at
 # timer, the timestamp's new second) adds a few counts here and there, well under an eighth of a
 # run per request: those edges are dropped, and the rest rounded, which a few counts more or
 # less do not move. Measured: six trainings differed by at most 11 counts an edge (the event
-# loop's wakeups), where a sixteenth of a request is 125 (docs/performance.md, "eighteenth
-# session").
+# loop's wakeups), where a sixteenth of a request is 125.
 awk -v requests="$requests" '$NF * 8 >= requests {
   $NF = int($NF * 16 / requests + 0.5)
   print
