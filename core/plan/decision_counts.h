@@ -63,7 +63,7 @@ struct DecisionCounts {
   // sharing mode when it applied it. A mode chosen but not applied counts in kSharingNotApplied.
   std::array<uint32_t, kSharingModes> modes{};
   std::vector<MigFallbackStep> fallbacks;  // empty (no allocation) unless a profile fell back
-  // Pod specs that meet seed 002's MIG condition: not training, one nvidia.com/gpu, a known
+  // Pod specs that meet the MIG condition: not training, one nvidia.com/gpu, a known
   // GPU memory need below sharing.migBelow. Whether MIG was then applied or not.
   uint32_t mig_eligible = 0;
   // Whole GPUs not taken because the sharing stage put the pod on a MIG slice or a shared GPU

@@ -107,7 +107,7 @@ constexpr CounterInfo kCounters[] = {
     {Counter::kSharingModeTimeSlicing, "gpuadmit_sharing_mode_applied_total",
      R"(mode="time-slicing")", ""},
     {Counter::kMigEligiblePods, "gpuadmit_mig_eligible_pods_total", "",
-     "Pod specs planned that meet seed 002's MIG condition: one nvidia.com/gpu, a known GPU "
+     "Pod specs planned that meet the MIG condition: one nvidia.com/gpu, a known GPU "
      "memory need below sharing.migBelow, not training."},
     {Counter::kGpuSavingsMicro, "gpuadmit_estimated_gpu_savings_total", "",
      "Estimated whole GPUs not taken because a pod was put on a MIG slice or a shared GPU "

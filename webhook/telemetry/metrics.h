@@ -76,8 +76,8 @@ enum class Counter {
   kSharingModeMig,
   kSharingModeMps,
   kSharingModeTimeSlicing,
-  kMigEligiblePods,  // seed 002: one GPU, a memory need below sharing.migBelow, not training
-  kGpuSavingsMicro,  // seed 002: estimated whole GPUs not taken, in millionths (shown in GPUs)
+  kMigEligiblePods,  // MIG-eligible: one GPU, a memory need below sharing.migBelow, not training
+  kGpuSavingsMicro,  // estimated whole GPUs not taken, in millionths (shown in GPUs)
   kCount,
 };
 
