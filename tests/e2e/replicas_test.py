@@ -120,6 +120,23 @@ def review_body(i):
     return json.dumps(r).encode()
 
 
+FORWARDED = 'gpuadmit_forwarded_reviews_total{outcome="answered"}'
+
+
+def follows_leader(replica, i):
+    """True when a CPU-only review sent to `replica` was forwarded to the leader and answered:
+    the replica has read the Lease and follows. CPU-only: it reserves nothing."""
+    r = json.loads(review_body(i))
+    for c in r["request"]["object"]["spec"]["containers"]:
+        c["resources"] = {}
+    before = replica.metric(FORWARDED) or 0
+    try:
+        status, _ = post(replica, json.dumps(r).encode())
+    except (OSError, http.client.HTTPException):
+        return False
+    return status == 200 and (replica.metric(FORWARDED) or 0) > before
+
+
 def post(replica, body, conn=None):
     c = conn or replica.conn()
     try:
@@ -267,7 +284,10 @@ def run(a):
     if not check("r2, r3: ready", r2.ready and r3.ready, r2.stderr()[-300:] + r3.stderr()[-300:]):
         return
     three = [r1, r2, r3]
-    time.sleep(RETRY * 3)  # the newcomers read the Lease at least once (bounded: not a race)
+    # The newcomers have read the Lease: each forwards a review to r1 and passes its answer on.
+    follow = wait_for(lambda: follows_leader(r2, ids(1)) and follows_leader(r3, ids(1)), 10)
+    check("r2, r3: follow r1 (a review forwarded and answered)", follow,
+          r2.stderr()[-300:] + r3.stderr()[-300:])
     leaders = [r.name for r in three if r.leading()]
     check("one leader among three", leaders == ["r1"], "leaders %r" % leaders)
 
@@ -299,7 +319,7 @@ def run(a):
     threads = [threading.Thread(target=load, args=(r,)) for r in (r2, r3)]
     for t in threads:
         t.start()
-    time.sleep(0.5)
+    wait_for(lambda: sent[0] >= 20 or bad, 10)  # the load is flowing
     before = sum(r.metric('gpuadmit_forward_failures_total{reason="leader_failed"}') or 0 +
                  (r.metric('gpuadmit_forward_failures_total{reason="no_leader"}') or 0)
                  for r in (r2, r3))
@@ -307,7 +327,8 @@ def run(a):
     r1.proc.send_signal(signal.SIGKILL)
     new_leader = wait_for(lambda: r2.leading() or r3.leading(), LEASE + 3)
     took = time.monotonic() - t0
-    time.sleep(0.5)
+    served = sent[0]
+    wait_for(lambda: sent[0] >= served + 20 or bad, 10)  # and flows on past the new leader
     stop.set()
     for t in threads:
         t.join(30)

@@ -15,6 +15,7 @@
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_kube_api_server.h"
 #include "tests/fakes/test_cluster.h"
+#include "tests/fakes/wait_until.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/os/read_file.h"
 
@@ -141,11 +142,11 @@ TEST_F(KubeInventoryTest, ExporterPodNamesAreJoinedToTheNodesTheWatchPutsThemOn)
   Start();
   std::set<std::string, std::less<>> hosts = {"nvidia-dcgm-exporter-s228n", "gpu-medium"};
   std::map<std::string, std::string, std::less<>> joined;
-  // The event arrives after the first sync: wait for it (at most 10 s).
-  for (int i = 0; i < 1000 && joined.empty(); ++i) {
+  // The event arrives after the first sync: wait for it.
+  EXPECT_TRUE(testing::WaitUntil([&] {
     joined = inventory_->NodesOfPodsNamed(hosts);
-    if (joined.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+    return !joined.empty();
+  }));
   EXPECT_EQ(joined, (std::map<std::string, std::string, std::less<>>{
                         {"nvidia-dcgm-exporter-s228n", "gpu-small"}}));
 }
@@ -328,12 +329,12 @@ TEST_F(KubeInventoryTest, AWatchDownPastTheLimitMakesTheInventoryStale) {
   EXPECT_FALSE(inventory_->Stale());
   api_.Stop();  // the API server goes away: watches break, lists fail
   clock_.Advance(seconds(61));
-  // The reflectors notice the broken watch on their own thread; wait for it, bounded.
-  for (int i = 0; i < 1000 && !inventory_->Stale(); ++i) {
-    std::this_thread::sleep_for(milliseconds(10));
+  // The reflectors notice the broken watch on their own thread, and the watch's downtime counts
+  // on the fake clock from then: each poll moves the clock past the limit again.
+  EXPECT_TRUE(testing::WaitUntil([&] {
     clock_.Advance(seconds(61));
-  }
-  EXPECT_TRUE(inventory_->Stale());
+    return inventory_->Stale();
+  }));
 }
 
 TEST_F(KubeInventoryTest, AReservationEndsWhenItsPodArrives) {
@@ -348,9 +349,7 @@ TEST_F(KubeInventoryTest, AReservationEndsWhenItsPodArrives) {
   WaitFor(
       [](const InventorySnapshot& s) { return Get(s.queued(), "nvidia.com/mig-2g.20gb") == 2; });
   // Released right after the snapshot that counts the pod was handed over.
-  for (int i = 0; i < 1000 && ledger_.size() != 0; ++i)
-    std::this_thread::sleep_for(milliseconds(1));
-  EXPECT_EQ(ledger_.size(), 0u);
+  EXPECT_TRUE(testing::WaitUntil([&] { return ledger_.size() == 0; }));
 }
 
 }  // namespace

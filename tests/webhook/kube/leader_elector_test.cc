@@ -5,6 +5,7 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -12,6 +13,7 @@
 
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_kube_api_server.h"
+#include "tests/fakes/wait_until.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/kube/lease_lock.h"
 
@@ -49,14 +51,19 @@ struct Replica {
   std::unique_ptr<LeaderElector> elector;
 };
 
-// Polls `done` every 5 ms for at most 10 s; its last answer.
-template <typename Done>
-bool WaitUntil(Done done) {
-  auto deadline = std::chrono::steady_clock::now() + seconds(10);
-  while (!done() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(5));
+using testing::WaitUntil;
+
+// Lease requests to the fake API from a connection not among `before`'s: another replica's.
+size_t LeaseRequestsFromNewConnections(
+    const std::vector<testing::FakeKubeApiServer::RecordedRequest>& before,
+    const std::vector<testing::FakeKubeApiServer::RecordedRequest>& now) {
+  std::set<int> old_ports;
+  for (const auto& r : before) old_ports.insert(r.remote_port);
+  size_t n = 0;
+  for (const auto& r : now) {
+    if (r.target.find("/leases/") != std::string::npos && !old_ports.contains(r.remote_port)) ++n;
   }
-  return done();
+  return n;
 }
 
 class LeaderElectorTest : public ::testing::Test {
@@ -144,9 +151,12 @@ TEST_F(LeaderElectorTest, StopReleasesTheLeaseAndAnotherReplicaTakesItAtItsNextR
   EXPECT_NE(metrics_.Render().find("\ngpuadmit_leader 1\n"), std::string::npos);
 
   Metrics b_metrics;
+  auto before_b = api_.requests();  // a's connection
   Replica b(api_, clock, log_, b_metrics, "b", fast);
   b.elector->Start();
-  std::this_thread::sleep_for(milliseconds(200));  // b retries a few times and keeps following
+  // b has read the Lease three times (its retries) and keeps following.
+  ASSERT_TRUE(
+      WaitUntil([&] { return LeaseRequestsFromNewConnections(before_b, api_.requests()) >= 3; }));
   EXPECT_FALSE(b.elector->IsLeader());
   EXPECT_EQ(b.elector->Leader(), "a");
 

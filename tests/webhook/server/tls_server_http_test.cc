@@ -13,6 +13,7 @@
 #include "tests/fakes/raw_tls_client.h"
 #include "tests/fakes/test_cluster.h"
 #include "tests/fakes/tls_files.h"
+#include "tests/fakes/wait_until.h"
 #include "webhook/server/tls_server.h"
 
 namespace gpuadmit {
@@ -104,8 +105,10 @@ TEST_F(TlsServerHttpTest, EachRequestInTurnIsReadAnewHoweverItsBytesArrive) {
   }
   std::string split = review_with_uid("uid-c");
   ASSERT_TRUE(c.Send(split.substr(0, 40)));  // inside the head
-  // Correct either way; the pause makes it likely that the server reads the first part alone.
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The server has read the first part alone: the connection is busy with a request then, and
+  // Drain with no settle and a deadline of now says whether any connection is.
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return !server_->Drain(std::chrono::milliseconds(0), Clock::now()); }));
   ASSERT_TRUE(c.Send(split.substr(40)));
   std::string answer = c.ReadResponse();
   ASSERT_EQ(StatusLine(answer), "HTTP/1.1 200 OK");
@@ -251,12 +254,10 @@ TEST_F(TlsServerHttpTest, ARequestHalfReadWhenStopComesIsAnsweredWithConnectionC
   RawTlsClient busy(server_->port());
   std::string request = Post(review_);
   ASSERT_TRUE(busy.Send(request.substr(0, request.size() / 2)));
-  // Wait (at most 5 s) until the server has read the first half: the connection is busy then.
-  // Drain with no settle and a deadline of now says whether no connection is busy.
-  Clock::time_point limit = Clock::now() + std::chrono::seconds(5);
-  while (server_->Drain(std::chrono::milliseconds(0), Clock::now()) && Clock::now() < limit) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  // Wait until the server has read the first half: the connection is busy then. Drain with no
+  // settle and a deadline of now says whether no connection is busy.
+  ASSERT_TRUE(testing::WaitUntil(
+      [&] { return !server_->Drain(std::chrono::milliseconds(0), Clock::now()); }));
   server_->Stop();
   EXPECT_FALSE(server_->Drain(std::chrono::milliseconds(100),
                               Clock::now() + std::chrono::milliseconds(300)));
