@@ -9,8 +9,6 @@
 #include <cctype>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <map>
 #include <memory>
@@ -182,84 +180,87 @@ std::string ElectionSettings(const Flags& f, LeaderRoutingSettings& out) {
   return "";
 }
 
-}  // namespace
+// serve's command line, checked: what its parts are built from.
+struct ServeSettings {
+  Flags flags{{"policy",
+               "tls-cert",
+               "tls-key",
+               "client-ca",
+               "client-name",
+               "listen",
+               "cluster",
+               "kubeconfig",
+               "context",
+               "prometheus",
+               "dcgm-file",
+               "metrics-listen",
+               "log-level",
+               "max-connections",
+               "workers",
+               "leader-election-namespace",
+               "id",
+               "advertise",
+               "peer-ca",
+               "leader-elect-lease-duration",
+               "leader-elect-renew-deadline",
+               "leader-elect-retry-period",
+               "leader-elect-replicas"},
+              {"leader-elect", "metrics-per-node"}};
+  LeaderRoutingSettings election;  // with --leader-elect
+  ServerOptions server;
+  std::string metrics_host;  // with --metrics-listen
+  int metrics_port = 0;
+  LogLevel level = LogLevel::kInfo;
+};
 
-int ServeCommand(int argc, char** argv) {
-  Flags f({"policy",
-           "tls-cert",
-           "tls-key",
-           "client-ca",
-           "client-name",
-           "listen",
-           "cluster",
-           "kubeconfig",
-           "context",
-           "prometheus",
-           "dcgm-file",
-           "metrics-listen",
-           "log-level",
-           "max-connections",
-           "workers",
-           "leader-election-namespace",
-           "id",
-           "advertise",
-           "peer-ca",
-           "leader-elect-lease-duration",
-           "leader-elect-renew-deadline",
-           "leader-elect-retry-period",
-           "leader-elect-replicas"},
-          {"leader-elect", "metrics-per-node"});
-  if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("serve", err);
+// Parses argv into `out`: "" or a usage error's message.
+std::string ParseServe(int argc, char** argv, ServeSettings& out) {
+  Flags& f = out.flags;
+  if (auto err = f.Parse(argc, argv, 0); !err.empty()) return err;
   for (const char* required : {"policy", "tls-cert", "tls-key"}) {
-    if (!f.Has(required)) return UsageError("serve", std::string("--") + required + " is required");
+    if (!f.Has(required)) return std::string("--") + required + " is required";
   }
   if (f.Has("cluster") && f.Has("kubeconfig")) {
-    return UsageError("serve", "--cluster and --kubeconfig are alternatives; give one");
+    return "--cluster and --kubeconfig are alternatives; give one";
   }
   if (f.Has("prometheus") && f.Has("dcgm-file")) {
-    return UsageError("serve", "--prometheus and --dcgm-file are alternatives; give one");
+    return "--prometheus and --dcgm-file are alternatives; give one";
   }
-  LeaderRoutingSettings election;
   if (f.Has("leader-elect")) {
-    if (auto err = ElectionSettings(f, election); !err.empty()) return UsageError("serve", err);
+    if (auto err = ElectionSettings(f, out.election); !err.empty()) return err;
   } else {
     for (const char* only :
          {"leader-election-namespace", "id", "advertise", "peer-ca", "leader-elect-lease-duration",
           "leader-elect-renew-deadline", "leader-elect-retry-period", "leader-elect-replicas"}) {
-      if (f.Has(only))
-        return UsageError("serve", std::string("--") + only + " needs --leader-elect");
+      if (f.Has(only)) return std::string("--") + only + " needs --leader-elect";
     }
   }
-  std::string metrics_host;
-  int metrics_port = 0;
   if (f.Has("metrics-listen") &&
-      !SplitHostPort(f.Value("metrics-listen"), metrics_host, metrics_port)) {
-    return UsageError("serve",
-                      "--metrics-listen must be HOST:PORT, not " + f.Value("metrics-listen"));
+      !SplitHostPort(f.Value("metrics-listen"), out.metrics_host, out.metrics_port)) {
+    return "--metrics-listen must be HOST:PORT, not " + f.Value("metrics-listen");
   }
-  LogLevel level = LogLevel::kInfo;
-  if (f.Has("log-level") && !ParseLogLevel(f.Value("log-level"), level)) {
-    return UsageError("serve", "--log-level must be debug, info, warn or error");
+  if (f.Has("log-level") && !ParseLogLevel(f.Value("log-level"), out.level)) {
+    return "--log-level must be debug, info, warn or error";
   }
-  ServerOptions options;
+  ServerOptions& options = out.server;
   if (!SplitHostPort(f.Value("listen", "0.0.0.0:8443"), options.host, options.port)) {
-    return UsageError("serve", "--listen must be HOST:PORT, not " + f.Value("listen"));
+    return "--listen must be HOST:PORT, not " + f.Value("listen");
   }
   if (f.Has("max-connections")) {
     try {
       options.max_connections = std::stoul(f.Value("max-connections"));
     } catch (const std::exception&) {
-      return UsageError("serve", "--max-connections must be a number");
+      return "--max-connections must be a number";
     }
   }
   if (f.Has("workers")) {
     try {
       options.worker_threads = static_cast<unsigned>(std::stoul(f.Value("workers")));
     } catch (const std::exception&) {
-      return UsageError("serve", "--workers must be a number");
+      return "--workers must be a number";
     }
     if (options.worker_threads == 0 || options.worker_threads > 256) {
-      return UsageError("serve", "--workers must be between 1 and 256");
+      return "--workers must be between 1 and 256";
     }
   }
   options.cert_file = f.Value("tls-cert");
@@ -267,20 +268,271 @@ int ServeCommand(int argc, char** argv) {
   options.client_ca_file = f.Value("client-ca");
   options.client_name = f.Value("client-name");
   if (!options.client_name.empty() && options.client_ca_file.empty()) {
-    return UsageError("serve", "--client-name needs --client-ca");
+    return "--client-name needs --client-ca";
   }
+  return "";
+}
 
-  // Info lines (one per mutated review) wait up to 100 ms and go out together; the wait loop
-  // below flushes them when traffic stops.
-  Logger log(level, kLogHold);
-  Metrics metrics;
-  metrics.SetBuildInfo(BuildInfoLabels());
-  SteadyClock clock;
-  SharedLedger ledger(clock, kDefaultReservationTtl);
-  AdmissionHandler handler(log, metrics, &ledger);
-  handler.SetMetricsPerNode(f.Has("metrics-per-node"));
+// Every part serve runs, built in this order by Build and destroyed in the reverse one: each
+// part's destructor stops and joins its own threads, after Run has stopped the listeners and
+// joined theirs.
+class Serve {
+ public:
+  // Info lines (one per mutated review) wait up to kLogHold and go out together; Run's wait
+  // loop flushes them when traffic stops.
+  explicit Serve(const ServeSettings& settings)
+      : settings_(settings),
+        f_(settings.flags),
+        log_(settings.level, kLogHold),
+        ledger_(clock_, kDefaultReservationTtl),
+        handler_(log_, metrics_, &ledger_) {}
 
-  // Block the stop signals in every thread; this one waits for them with sigwait.
+  // Builds the parts and starts their threads: "" or the configuration error's message.
+  std::string Build();
+  // Serves until SIGTERM or SIGINT (blocked in every thread by the caller), then drains; the
+  // exit code.
+  int Run(const sigset_t& stop_signals);
+
+ private:
+  std::string BuildInventory();
+  void BuildPages();
+  std::string BuildGpuMetrics();
+  // After a stop signal: readiness off, listeners closed, in-flight answers written, the Lease
+  // released, no gate lifted after it; true when drained by the deadline.
+  bool Drain();
+  bool Ready() const { return !stopping_.load() && handler_.Ready(); }
+
+  const ServeSettings& settings_;
+  const Flags& f_;
+  Logger log_;
+  Metrics metrics_;
+  SteadyClock clock_;
+  SharedLedger ledger_;
+  AdmissionHandler handler_;
+  std::atomic<bool> stopping_{false};
+  std::unique_ptr<TlsServer> server_;
+  std::unique_ptr<MetricsServer> metrics_server_;  // --metrics-listen
+  std::optional<KubeConfig> kube_config_;          // unless --cluster
+  std::unique_ptr<QueueSupport> queue_support_;
+  std::unique_ptr<PolicyFileSource> policy_;
+  std::optional<StatusSources> status_;
+  std::unique_ptr<FileReloader> cert_reloader_;
+  std::unique_ptr<FileReloader> key_reloader_;
+  // dcgm-exporter hosts that are its pods' names, mapped to their nodes: from the cluster file
+  // here; with the live API, looked up in the pod watch's state at each metrics poll.
+  std::atomic<std::shared_ptr<const HostToNode>> exporter_hosts_{
+      std::make_shared<const HostToNode>()};
+  std::unique_ptr<ClusterFileSource> file_source_;  // --cluster
+  KubeSource kube_source_;                          // the Kubernetes API
+  std::unique_ptr<LeaderRouting> routing_;          // --leader-elect
+  std::unique_ptr<KubeClient> lifter_client_;
+  std::unique_ptr<GateLifter> lifter_;
+  std::unique_ptr<GpuMetricsPoller> gpu_metrics_;  // --prometheus or --dcgm-file
+  std::thread serving_;
+  std::thread metrics_serving_;
+};
+
+std::string Serve::Build() {
+  metrics_.SetBuildInfo(BuildInfoLabels());
+  handler_.SetMetricsPerNode(f_.Has("metrics-per-node"));
+  // TLS and the port first: the cheapest checks, and a failure is then the only line printed.
+  auto server = TlsServer::Create(settings_.server, handler_, metrics_, log_);
+  if (!server.ok()) return server.error().message;
+  server_ = std::move(server).value();
+  metrics_.SetCertificateExpiry(server_->CertificateNotAfterUnix());
+  // Plain HTTP for Prometheus and probes; /readyz there turns 503 with the TLS one's at a stop.
+  if (f_.Has("metrics-listen")) {
+    auto made = MetricsServer::Create(settings_.metrics_host, settings_.metrics_port, metrics_,
+                                      [this] { return Ready(); });
+    if (!made.ok()) return made.error().message;
+    metrics_server_ = std::move(made).value();
+  }
+  // The Kubernetes API, unless the inventory is a --cluster file. A policy whose queue cannot
+  // work there is refused, at start and on reload.
+  std::unique_ptr<KubeClient> version_client;
+  if (!f_.Has("cluster")) {
+    auto config = KubeConfigFor(f_.Value("kubeconfig"), f_.Value("context"));
+    if (!config.ok()) return config.error().message;
+    kube_config_ = std::move(config).value();
+    auto made = KubeClient::Create(*kube_config_);
+    if (!made.ok()) return made.error().message;
+    version_client = std::move(made).value();
+  }
+  queue_support_ = std::make_unique<QueueSupport>(std::move(version_client));
+  policy_ = std::make_unique<PolicyFileSource>(
+      f_.Value("policy"),
+      [this](std::shared_ptr<const Policy> p) { handler_.SetPolicy(std::move(p)); }, metrics_,
+      log_);
+  policy_->SetServable([this](const Policy& p) { return queue_support_->Check(p); });
+  if (!policy_->Load(/*initial=*/true)) return policy_->error();
+  policy_->Start();
+
+  // A Secret mount swaps both files at once; either one changing reloads the pair.
+  auto reload_certificate = [this] { ReloadServingCertificate(*server_, metrics_, log_); };
+  cert_reloader_ = std::make_unique<FileReloader>(settings_.server.cert_file,
+                                                  std::chrono::seconds(1), reload_certificate);
+  key_reloader_ = std::make_unique<FileReloader>(settings_.server.key_file,
+                                                 std::chrono::seconds(1), reload_certificate);
+  cert_reloader_->Start();
+  key_reloader_->Start();
+
+  if (auto err = BuildInventory(); !err.empty()) return err;
+  BuildPages();
+  return BuildGpuMetrics();
+}
+
+// The inventory (the --cluster file, or the API's watch), leader routing, and the capacity
+// queue's gate lifter: idle while the policy queues nothing; with --leader-elect, only the
+// leader lifts.
+std::string Serve::BuildInventory() {
+  if (f_.Has("cluster")) {
+    file_source_ = std::make_unique<ClusterFileSource>(f_.Value("cluster"), handler_, metrics_,
+                                                       log_, exporter_hosts_);
+    if (!file_source_->Load(/*initial=*/true)) return file_source_->error();
+    file_source_->Start();
+    return "";
+  }
+  // The prefix of the policy loaded at start: the key its reservations are written under.
+  KubeInventoryOptions inventory_options;
+  inventory_options.reservation_annotation = handler_.policy()->Annotation("reservation");
+  auto kube = StartKubeSource(*kube_config_, clock_, log_, handler_, ledger_, inventory_options);
+  if (!kube.ok()) return kube.error().message;
+  kube_source_ = std::move(kube).value();
+  if (f_.Has("leader-elect")) {
+    auto started = LeaderRouting::Start(settings_.election, *kube_config_, handler_, metrics_, log_);
+    if (!started.ok()) return started.error().message;
+    routing_ = std::move(started).value();
+    server_->SetReviewRoute(
+        [&r = *routing_](std::string_view type, std::string_view body, bool forwarded) {
+          return r.Route(type, body, forwarded);
+        });
+  }
+  auto made = KubeClient::Create(*kube_config_);
+  if (!made.ok()) return made.error().message;
+  lifter_client_ = std::move(made).value();
+  GateLifterOptions lifting;
+  lifting.instance = routing_ ? settings_.election.identity : Hostname();
+  if (routing_) lifting.leading = [&r = *routing_] { return r.IsLeader(); };
+  lifter_ = std::make_unique<GateLifter>(*lifter_client_, handler_, log_, metrics_, lifting);
+  lifter_->Start();
+  return "";
+}
+
+// The status page and the report, on both listeners. The report reads the nodes and pods when
+// asked: the cluster file again, or a copy of the watch's state.
+void Serve::BuildPages() {
+  status_.emplace(StatusSources{
+      .handler = handler_,
+      .metrics = metrics_,
+      .inventory_source = f_.Has("cluster") ? "cluster file " + f_.Value("cluster")
+                          : f_.Has("kubeconfig")
+                              ? "Kubernetes API (kubeconfig " + f_.Value("kubeconfig") + ")"
+                              : "Kubernetes API (in-cluster)",
+      .policy_path = [this] { return policy_->loaded() ? policy_->loaded()->path : ""; },
+      .policy_text = [this] { return policy_->loaded() ? policy_->loaded()->text : ""; },
+      .policy_loaded_unix_ms =
+          [this] { return policy_->loaded() ? policy_->loaded()->at_unix_ms : int64_t{0}; },
+      .build = StatusBuildFacts(),
+      .ready = [this] { return Ready(); },
+  });
+  ReportObjects report_objects = [this, path = f_.Value("cluster")]() -> Result<ReportCluster> {
+    if (kube_source_.inventory == nullptr) {
+      auto list = LoadClusterList(path);
+      if (!list.ok()) return list.error();
+      return ReportClusterFromList(list.value());
+    }
+    ReportCluster cluster;
+    std::vector<PodRecord> pods;
+    kube_source_.inventory->CopyObjects(cluster.nodes, pods);
+    cluster.pods.reserve(pods.size());
+    for (const PodRecord& pod : pods) cluster.pods.push_back(ReportPodFromRecord(pod));
+    return cluster;
+  };
+  server_->SetPages(ServeWebPages(*status_, report_objects));
+  if (metrics_server_) metrics_server_->SetPages(ServeWebPages(*status_, report_objects));
+}
+
+std::string Serve::BuildGpuMetrics() {
+  if (!f_.Has("prometheus") && !f_.Has("dcgm-file")) return "";
+  auto made = MakeGpuMetricsReader(f_.Value("prometheus"), f_.Value("dcgm-file"));
+  if (!made.ok()) return made.error().message;
+  GpuMetricsPollerOptions poll;
+  poll.source = f_.Has("prometheus") ? f_.Value("prometheus") : f_.Value("dcgm-file");
+  poll.on_publish = [this](std::shared_ptr<const ClusterGpuMetrics> m) {
+    std::shared_ptr<const HostToNode> hosts = exporter_hosts_.load();
+    if (kube_source_.inventory != nullptr) {  // live: the exporter pods from the pod watch
+      std::set<std::string, std::less<>> names;
+      for (const NodeGpuMetrics& node : m->nodes()) names.insert(node.node);
+      hosts = std::make_shared<const HostToNode>(kube_source_.inventory->NodesOfPodsNamed(names));
+    }
+    if (!hosts->empty()) m = std::make_shared<const ClusterGpuMetrics>(RenameNodes(*m, *hosts));
+    handler_.SetGpuMetrics(std::move(m));
+  };
+  gpu_metrics_ =
+      std::make_unique<GpuMetricsPoller>(std::move(made).value(), clock_, log_, poll);
+  gpu_metrics_->Start();
+  return "";
+}
+
+int Serve::Run(const sigset_t& stop_signals) {
+  pthread_t main_thread = pthread_self();
+  serving_ = std::thread([this, main_thread] {
+    server_->Run();
+    pthread_kill(main_thread, SIGUSR1);  // the server's own "I stopped" note
+  });
+  if (metrics_server_) {
+    metrics_serving_ = std::thread([this] { metrics_server_->Run(); });
+    log_.Info("metrics listening", {{"address", f_.Value("metrics-listen")}});
+  }
+  int signal_number = -1;
+  // Every half hold, so that held lines go out from here, before an event loop logging a review
+  // finds the oldest has waited the whole hold and writes them itself.
+  const timespec tick{0, std::chrono::nanoseconds(kLogHold).count() / 2};
+  while (signal_number < 0) {
+    signal_number = sigtimedwait(&stop_signals, nullptr, &tick);
+    log_.Flush();
+  }
+  int code = kExitOk;
+  if (signal_number == SIGUSR1) {
+    log_.Error("server stopped on its own");
+    code = kExitConfig;
+  } else {
+    log_.Info("signal received, draining",
+              {{"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    if (!Drain()) log_.Warn("drain deadline reached with requests still in flight");
+  }
+  if (metrics_server_) metrics_server_->Stop();
+  // Returns once every connection has closed: an idle kept-alive one after the server's linger.
+  serving_.join();
+  if (metrics_serving_.joinable()) metrics_serving_.join();
+  if (code == kExitOk) log_.Info("stopped");
+  return code;
+}
+
+bool Serve::Drain() {
+  stopping_.store(true);
+  server_->Stop();
+  // The Lease released at once, so another replica leads within its next retry (2 s); reviews
+  // still arriving here are forwarded to it, or decided here until it is known.
+  if (routing_) routing_->Stop();
+  // No gate is lifted after this: the pass in progress ends, and the next leader carries on.
+  if (lifter_) {
+    lifter_client_->Cancel();  // a request in progress ends at once
+    lifter_->Stop();
+  }
+  // 8 s: inside Kubernetes' 30 s grace period, with the server's linger after it.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  // 200 ms: a request already being read when the listener closed reaches routing well within it.
+  return server_->Drain(std::chrono::milliseconds(200), deadline);
+}
+
+}  // namespace
+
+int ServeCommand(int argc, char** argv) {
+  ServeSettings settings;
+  if (auto err = ParseServe(argc, argv, settings); !err.empty()) return UsageError("serve", err);
+  // The stop signals blocked before any thread starts, so that every thread inherits the mask
+  // and Run alone receives them, with sigtimedwait.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
@@ -288,209 +540,9 @@ int ServeCommand(int argc, char** argv) {
   sigaddset(&stop_signals, SIGUSR1);  // the server thread's own "I stopped" note
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
-
-  // TLS and the port first: the cheapest checks, and a failure is then the only line printed.
-  auto server = TlsServer::Create(options, handler, metrics, log);
-  if (!server.ok()) return ConfigError(server.error().message);
-  metrics.SetCertificateExpiry(server.value()->CertificateNotAfterUnix());
-  // Plain HTTP for Prometheus and probes; /readyz there turns 503 with the TLS one's at a stop.
-  std::atomic<bool> stopping{false};
-  std::unique_ptr<MetricsServer> metrics_server;
-  if (f.Has("metrics-listen")) {
-    auto made = MetricsServer::Create(metrics_host, metrics_port, metrics, [&handler, &stopping] {
-      return !stopping.load() && handler.Ready();
-    });
-    if (!made.ok()) return ConfigError(made.error().message);
-    metrics_server = std::move(made).value();
-  }
-  // The Kubernetes API, unless the inventory is a --cluster file.
-  std::optional<KubeConfig> kube_config;
-  if (!f.Has("cluster")) {
-    auto config = KubeConfigFor(f.Value("kubeconfig"), f.Value("context"));
-    if (!config.ok()) return ConfigError(config.error().message);
-    kube_config = std::move(config).value();
-  }
-  // A policy whose queue cannot work here is refused, at start and on reload.
-  std::unique_ptr<KubeClient> version_client;
-  if (kube_config) {
-    auto made = KubeClient::Create(*kube_config);
-    if (!made.ok()) return ConfigError(made.error().message);
-    version_client = std::move(made).value();
-  }
-  QueueSupport queue_support(std::move(version_client));
-  PolicyFileSource policy(
-      f.Value("policy"),
-      [&handler](std::shared_ptr<const Policy> p) { handler.SetPolicy(std::move(p)); }, metrics,
-      log);
-  policy.SetServable([&queue_support](const Policy& p) { return queue_support.Check(p); });
-  if (!policy.Load(/*initial=*/true)) return ConfigError(policy.error());
-  policy.Start();
-
-  // What GET /status shows besides the handler's state.
-  StatusSources status{
-      .handler = handler,
-      .metrics = metrics,
-      .inventory_source = f.Has("cluster") ? "cluster file " + f.Value("cluster")
-                          : f.Has("kubeconfig")
-                              ? "Kubernetes API (kubeconfig " + f.Value("kubeconfig") + ")"
-                              : "Kubernetes API (in-cluster)",
-      .policy_path = [&policy] { return policy.loaded() ? policy.loaded()->path : ""; },
-      .policy_text = [&policy] { return policy.loaded() ? policy.loaded()->text : ""; },
-      .policy_loaded_unix_ms =
-          [&policy] { return policy.loaded() ? policy.loaded()->at_unix_ms : int64_t{0}; },
-      .build = StatusBuildFacts(),
-      .ready = [&handler, &stopping] { return !stopping.load() && handler.Ready(); },
-  };
-
-  // A Secret mount swaps both files at once; either one changing reloads the pair.
-  auto reload_certificate = [&s = *server.value(), &metrics, &log] {
-    ReloadServingCertificate(s, metrics, log);
-  };
-  FileReloader cert_reloader(options.cert_file, std::chrono::seconds(1), reload_certificate);
-  FileReloader key_reloader(options.key_file, std::chrono::seconds(1), reload_certificate);
-  cert_reloader.Start();
-  key_reloader.Start();
-
-  // dcgm-exporter hosts that are its pods' names, mapped to their nodes: from the cluster file
-  // here; with the live API, looked up in the pod watch's state at each metrics poll.
-  std::atomic<std::shared_ptr<const HostToNode>> exporter_hosts{
-      std::make_shared<const HostToNode>()};
-  std::unique_ptr<ClusterFileSource> file_source;
-  KubeSource kube_source;
-  std::unique_ptr<LeaderRouting> routing;  // --leader-elect
-  if (f.Has("cluster")) {
-    file_source = std::make_unique<ClusterFileSource>(f.Value("cluster"), handler, metrics, log,
-                                                      exporter_hosts);
-    if (!file_source->Load(/*initial=*/true)) return ConfigError(file_source->error());
-    file_source->Start();
-  } else {
-    // The prefix of the policy loaded at start: the key its reservations are written under.
-    KubeInventoryOptions inventory_options;
-    inventory_options.reservation_annotation = handler.policy()->Annotation("reservation");
-    auto kube = StartKubeSource(*kube_config, clock, log, handler, ledger, inventory_options);
-    if (!kube.ok()) return ConfigError(kube.error().message);
-    kube_source = std::move(kube).value();
-    if (f.Has("leader-elect")) {
-      auto started = LeaderRouting::Start(election, *kube_config, handler, metrics, log);
-      if (!started.ok()) return ConfigError(started.error().message);
-      routing = std::move(started).value();
-      server.value()->SetReviewRoute(
-          [&r = *routing](std::string_view type, std::string_view body, bool forwarded) {
-            return r.Route(type, body, forwarded);
-          });
-    }
-  }
-
-  // The capacity queue's gate lifter: idle while the policy queues nothing; with --leader-elect,
-  // only the leader lifts.
-  std::unique_ptr<KubeClient> lifter_client;
-  std::unique_ptr<GateLifter> lifter;
-  if (kube_config) {
-    auto made = KubeClient::Create(*kube_config);
-    if (!made.ok()) return ConfigError(made.error().message);
-    lifter_client = std::move(made).value();
-    GateLifterOptions lifting;
-    lifting.instance = routing ? election.identity : Hostname();
-    if (routing) lifting.leading = [&r = *routing] { return r.IsLeader(); };
-    lifter = std::make_unique<GateLifter>(*lifter_client, handler, log, metrics, lifting);
-    lifter->Start();
-  }
-
-  // The status page and the report, on both listeners. The report reads the nodes and pods
-  // when asked: the cluster file again, or a copy of the watch's state.
-  ReportObjects report_objects = [&kube_source,
-                                  path = f.Value("cluster")]() -> Result<ReportCluster> {
-    if (kube_source.inventory == nullptr) {
-      auto list = LoadClusterList(path);
-      if (!list.ok()) return list.error();
-      return ReportClusterFromList(list.value());
-    }
-    ReportCluster cluster;
-    std::vector<PodRecord> pods;
-    kube_source.inventory->CopyObjects(cluster.nodes, pods);
-    cluster.pods.reserve(pods.size());
-    for (const PodRecord& pod : pods) cluster.pods.push_back(ReportPodFromRecord(pod));
-    return cluster;
-  };
-  server.value()->SetPages(ServeWebPages(status, report_objects));
-  if (metrics_server) metrics_server->SetPages(ServeWebPages(status, report_objects));
-
-  std::unique_ptr<GpuMetricsPoller> gpu_metrics;
-  if (f.Has("prometheus") || f.Has("dcgm-file")) {
-    auto made = MakeGpuMetricsReader(f.Value("prometheus"), f.Value("dcgm-file"));
-    if (!made.ok()) return ConfigError(made.error().message);
-    std::unique_ptr<GpuMetricsReader> reader = std::move(made).value();
-    GpuMetricsPollerOptions poll;
-    poll.source = f.Has("prometheus") ? f.Value("prometheus") : f.Value("dcgm-file");
-    poll.on_publish = [&handler, &exporter_hosts,
-                       &kube_source](std::shared_ptr<const ClusterGpuMetrics> m) {
-      std::shared_ptr<const HostToNode> hosts = exporter_hosts.load();
-      if (kube_source.inventory != nullptr) {  // live: the exporter pods from the pod watch
-        std::set<std::string, std::less<>> names;
-        for (const NodeGpuMetrics& node : m->nodes()) names.insert(node.node);
-        hosts = std::make_shared<const HostToNode>(kube_source.inventory->NodesOfPodsNamed(names));
-      }
-      if (!hosts->empty()) m = std::make_shared<const ClusterGpuMetrics>(RenameNodes(*m, *hosts));
-      handler.SetGpuMetrics(std::move(m));
-    };
-    gpu_metrics = std::make_unique<GpuMetricsPoller>(std::move(reader), clock, log, poll);
-    gpu_metrics->Start();
-  }
-
-  TlsServer& s = *server.value();
-  pthread_t main_thread = pthread_self();
-  std::thread serving([&] {
-    s.Run();
-    pthread_kill(main_thread, SIGUSR1);
-  });
-  serving
-      .detach();  // idle kept-alive connections may outlive the drain; the process exit ends them
-  if (metrics_server) {
-    // Detached as `serving` is: a scrape in flight must not hold the exit past the drain.
-    std::thread([&m = *metrics_server] { m.Run(); }).detach();
-    log.Info("metrics listening", {{"address", f.Value("metrics-listen")}});
-  }
-  auto stop_metrics = [&metrics_server] {
-    if (metrics_server) metrics_server->Stop();
-  };
-
-  int signal_number = -1;
-  // Every half hold, so that held lines go out from here, before an event loop logging a review
-  // finds the oldest has waited the whole hold and writes them itself.
-  const timespec tick{0, std::chrono::nanoseconds(kLogHold).count() / 2};
-  while (signal_number < 0) {
-    signal_number = sigtimedwait(&stop_signals, nullptr, &tick);
-    log.Flush();
-  }
-  if (signal_number == SIGUSR1) {
-    stop_metrics();
-    log.Error("server stopped on its own");
-    log.Flush();
-    std::fflush(nullptr);
-    std::_Exit(kExitConfig);  // as below: the detached threads still use what this frame owns
-  }
-  log.Info("signal received, draining",
-           {{"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}});
-  stopping.store(true);
-  s.Stop();
-  // The Lease released at once, so another replica leads within its next retry (2 s); reviews
-  // still arriving here are forwarded to it, or decided here until it is known.
-  if (routing) routing->Stop();
-  // No gate is lifted after this: the pass in progress ends, and the next leader carries on.
-  if (lifter) {
-    lifter_client->Cancel();  // a request in progress ends at once
-    lifter->Stop();
-  }
-  // 8 s: inside the 10 s the issue allows, and inside Kubernetes' 30 s grace period.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
-  // 200 ms: a request already being read when the listener closed reaches routing well within it.
-  bool drained = s.Drain(std::chrono::milliseconds(200), deadline);
-  if (!drained) log.Warn("drain deadline reached with requests still in flight");
-  stop_metrics();
-  log.Info("stopped");
-  log.Flush();  // _Exit runs no destructor: a line still held would be lost
-  std::fflush(nullptr);
-  std::_Exit(kExitOk);
+  Serve serve(settings);
+  if (auto err = serve.Build(); !err.empty()) return ConfigError(err);
+  return serve.Run(stop_signals);
 }
 
 }  // namespace gpuadmit
