@@ -20,27 +20,10 @@
 #include <utility>
 #include <vector>
 
+#include "core/decision_point.h"
 #include "core/policy/policy.h"
 
 namespace gpuadmit {
-
-// A (stage, outcome) pair of the planning stages, and of the review around them.
-enum class DecisionPoint : uint8_t {
-  kRequirementsFilled,     // a GPU count left out was filled in from the parallelism
-  kRequirementsCorrected,  // a GPU count that disagreed with the parallelism was corrected
-  kRequirementsWarned,     // a GPU count that disagreed was left as asked, with a warning
-  kSharingApplied,         // MIG, MPS or time-slicing replaced the pod's nvidia.com/gpu
-  kSharingNotApplied,      // a sharing mode was chosen but could not be applied: whole GPUs kept
-  kMigFallback,            // a MIG profile free on no usable node was replaced by a smaller one
-  kMigExhausted,           // ... and no smaller profile was free either
-  kQueueGated,             // the pod was held back by the capacity gate, to wait in the queue
-  kPlacementChosen,        // a node was chosen and the pod steered to it
-  kPlacementNone,          // no node could take the pod now: no node affinity added
-  kReviewDenied,           // the review was denied by a decision (mig.onExhausted: deny)
-  kReviewSkippedStale,     // GPU decisions were skipped: the inventory is stale
-  kCount,
-};
-inline constexpr size_t kDecisionPoints = static_cast<size_t>(DecisionPoint::kCount);
 
 // SharingMode's values, kExclusive to kTimeSlicing, index DecisionCounts::modes.
 inline constexpr size_t kSharingModes = 4;

@@ -43,21 +43,6 @@ constexpr bool EveryEntryGiven(const std::array<Counter, N>& table) {
   return std::none_of(table.begin(), table.end(), [](Counter c) { return c == Counter{}; });
 }
 
-// The counter of each DecisionPoint, in DecisionPoint's order.
-constexpr std::array<Counter, kDecisionPoints> kDecisionCounters = {
-    Counter::kDecisionRequirementsFilled, Counter::kDecisionRequirementsCorrected,
-    Counter::kDecisionRequirementsWarned, Counter::kDecisionSharingApplied,
-    Counter::kDecisionSharingNotApplied,  Counter::kDecisionMigFallback,
-    Counter::kDecisionMigExhausted,       Counter::kDecisionQueueGated,
-    Counter::kDecisionPlacementChosen,    Counter::kDecisionPlacementNone,
-    Counter::kDecisionReviewDenied,       Counter::kDecisionReviewSkippedStale,
-};
-static_assert(EveryEntryGiven(kDecisionCounters) &&
-              kDecisionCounters[static_cast<size_t>(DecisionPoint::kQueueGated)] ==
-                  Counter::kDecisionQueueGated &&
-              kDecisionCounters[static_cast<size_t>(DecisionPoint::kReviewSkippedStale)] ==
-                  Counter::kDecisionReviewSkippedStale);
-
 // The counter of each SharingMode, in SharingMode's order.
 constexpr std::array<Counter, kSharingModes> kSharingModeCounters = {
     Counter::kSharingModeExclusive, Counter::kSharingModeMig, Counter::kSharingModeMps,
@@ -70,7 +55,7 @@ static_assert(EveryEntryGiven(kSharingModeCounters) &&
 // the fallback pairs' mutex only when a pod fell back.
 void CountDecisions(const DecisionCounts& counts, Metrics& metrics) {
   for (size_t i = 0; i < kDecisionPoints; ++i) {
-    if (counts.points[i] != 0) metrics.Add(kDecisionCounters[i], counts.points[i]);
+    if (counts.points[i] != 0) metrics.AddDecision(DecisionPoint(i), counts.points[i]);
   }
   for (size_t i = 0; i < kSharingModes; ++i) {
     if (counts.modes[i] != 0) metrics.Add(kSharingModeCounters[i], counts.modes[i]);

@@ -27,7 +27,7 @@ MigPressureCounters MigCountersOf(const Metrics& metrics) {
   for (const Metrics::MigFallbackPair& p : metrics.MigFallbackPairs()) {
     counters.fallbacks.push_back({p.from, p.to, p.count});
   }
-  counters.exhausted_total = metrics.Value(Counter::kDecisionMigExhausted);
+  counters.exhausted_total = metrics.Decisions(DecisionPoint::kMigExhausted);
   return counters;
 }
 

@@ -21,4 +21,10 @@ class SteadyClock final : public Clock {
   }
 };
 
+// A SteadyClock for what is given no other (a Logger's hold time).
+inline const Clock& DefaultSteadyClock() {
+  static const SteadyClock clock;
+  return clock;
+}
+
 }  // namespace gpuadmit

@@ -97,7 +97,8 @@ bool ParseLogLevel(std::string_view text, LogLevel& out) {
   return false;
 }
 
-Logger::Logger(LogLevel level, std::chrono::milliseconds hold) : level_(level), hold_(hold) {
+Logger::Logger(LogLevel level, std::chrono::milliseconds hold, const Clock& clock)
+    : level_(level), hold_(hold), clock_(clock) {
   if (hold_.count() == 0) return;
   // Reserved, not touched: the pages become memory as lines fill them. A batch's size follows
   // the traffic; growing a buffer to it would copy the lines already held, and make the code a
@@ -130,7 +131,7 @@ void Logger::Log(LogLevel level, std::string_view message, Fields fields) {
   // A writer stuck on a slow stderr (a pipe nobody drains): past kMaxHeldWhileWriting, loggers
   // wait for it, as every logger waited on the lock before writes left it; memory stays bounded.
   written_.wait(lock, [this] { return !writing_ || held_.size() < kMaxHeldWhileWriting; });
-  auto now = std::chrono::steady_clock::now();
+  auto now = clock_.Now();
   if (held_.empty()) oldest_ = now;
   held_ += line;
   if (level >= LogLevel::kWarn || held_.size() >= kMaxHeld || now - oldest_ >= hold_) {

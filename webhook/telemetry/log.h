@@ -27,6 +27,8 @@
 #include <string_view>
 #include <utility>
 
+#include "webhook/os/clock.h"
+
 namespace gpuadmit {
 
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
@@ -42,8 +44,10 @@ class Logger {
  public:
   using Fields = std::initializer_list<std::pair<std::string_view, std::string_view>>;
 
+  // `clock` measures how long held lines have waited (tests give a fake one).
   explicit Logger(LogLevel level = LogLevel::kInfo,
-                  std::chrono::milliseconds hold = std::chrono::milliseconds(0));
+                  std::chrono::milliseconds hold = std::chrono::milliseconds(0),
+                  const Clock& clock = DefaultSteadyClock());
   ~Logger() { Flush(); }
   Logger(const Logger&) = delete;
   Logger& operator=(const Logger&) = delete;
@@ -75,6 +79,7 @@ class Logger {
 
   LogLevel level_;
   std::chrono::milliseconds hold_;
+  const Clock& clock_;
   std::mutex mu_;                                 // held_, writing_, spare_
   std::condition_variable written_;               // writing_ went false, or a batch was taken
   bool writing_ = false;                          // a thread is writing a batch

@@ -72,33 +72,6 @@ constexpr CounterInfo kCounters[] = {
     {Counter::kSnapshots, "gpuadmit_inventory_snapshots_total", "",
      "Inventory snapshots handed to decisions: one per batch of watch events, relist or cluster "
      "file load."},
-    // The decision metrics: the stages and outcomes of core/plan/decision_counts.h.
-    {Counter::kDecisionRequirementsFilled, "gpuadmit_decisions_total",
-     R"(stage="requirements",outcome="filled")",
-     "Pod specs planned, by what a planning stage did (each at most once per pod spec); the "
-     "review stage counts reviews."},
-    {Counter::kDecisionRequirementsCorrected, "gpuadmit_decisions_total",
-     R"(stage="requirements",outcome="corrected")", ""},
-    {Counter::kDecisionRequirementsWarned, "gpuadmit_decisions_total",
-     R"(stage="requirements",outcome="warned")", ""},
-    {Counter::kDecisionSharingApplied, "gpuadmit_decisions_total",
-     R"(stage="sharing",outcome="applied")", ""},
-    {Counter::kDecisionSharingNotApplied, "gpuadmit_decisions_total",
-     R"(stage="sharing",outcome="not_applied")", ""},
-    {Counter::kDecisionMigFallback, "gpuadmit_decisions_total",
-     R"(stage="mig_fallback",outcome="fallback")", ""},
-    {Counter::kDecisionMigExhausted, "gpuadmit_decisions_total",
-     R"(stage="mig_fallback",outcome="exhausted")", ""},
-    {Counter::kDecisionQueueGated, "gpuadmit_decisions_total", R"(stage="queue",outcome="gated")",
-     ""},
-    {Counter::kDecisionPlacementChosen, "gpuadmit_decisions_total",
-     R"(stage="placement",outcome="chosen")", ""},
-    {Counter::kDecisionPlacementNone, "gpuadmit_decisions_total",
-     R"(stage="placement",outcome="none")", ""},
-    {Counter::kDecisionReviewDenied, "gpuadmit_decisions_total",
-     R"(stage="review",outcome="denied")", ""},
-    {Counter::kDecisionReviewSkippedStale, "gpuadmit_decisions_total",
-     R"(stage="review",outcome="skipped_stale")", ""},
     {Counter::kSharingModeExclusive, "gpuadmit_sharing_mode_applied_total", R"(mode="exclusive")",
      "Pod specs by the sharing mode the sharing stage gave them: exclusive (whole GPUs, as "
      "decided), or the MIG, MPS or time-slicing it applied."},
@@ -114,6 +87,11 @@ constexpr CounterInfo kCounters[] = {
      "replica: the GPUs it asked for less the GPU equivalents it got.",
      1'000'000},
 };
+
+constexpr std::string_view kDecisions = "gpuadmit_decisions_total";
+constexpr std::string_view kDecisionsHelp =
+    "Pod specs planned, by what a planning stage did (each at most once per pod spec); the "
+    "review stage counts reviews.";
 
 constexpr std::string_view kMigFallbacks = "gpuadmit_mig_fallbacks_total";
 constexpr std::string_view kMigFallbacksHelp =
@@ -279,6 +257,11 @@ std::string Metrics::Render() const {
             : fmt::format("{}", static_cast<double>(v) / static_cast<double>(c.per_unit));
     out += c.labels.empty() ? fmt::format("{} {}\n", c.name, value)
                             : fmt::format("{}{{{}}} {}\n", c.name, c.labels, value);
+  }
+  out += fmt::format("# HELP {} {}\n# TYPE {} counter\n", kDecisions, kDecisionsHelp, kDecisions);
+  for (const DecisionPointName& d : kDecisionPointNames) {
+    out += fmt::format("{}{{stage=\"{}\",outcome=\"{}\"}} {}\n", kDecisions, d.stage, d.outcome,
+                       Decisions(d.point));
   }
   out += fmt::format("# HELP {} {}\n# TYPE {} counter\n", kMigFallbacks, kMigFallbacksHelp,
                      kMigFallbacks);

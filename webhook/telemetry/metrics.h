@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/decision_point.h"
+
 namespace gpuadmit {
 
 enum class Counter {
@@ -57,20 +59,6 @@ enum class Counter {
   kQueueLiftsDisabled,
   kQueueLiftConflicts,  // a lift met 409 (the pod changed since it was read); retried
   kQueueLiftFailures,   // degraded: a lift failed otherwise (API error, RBAC); retried
-  // gpuadmit_decisions_total{stage,outcome}: what the planning stages did, per pod spec planned
-  // (core/plan/decision_counts.h, DecisionPoint), and per review (kDecisionReview*).
-  kDecisionRequirementsFilled,
-  kDecisionRequirementsCorrected,
-  kDecisionRequirementsWarned,
-  kDecisionSharingApplied,
-  kDecisionSharingNotApplied,
-  kDecisionMigFallback,
-  kDecisionMigExhausted,
-  kDecisionQueueGated,
-  kDecisionPlacementChosen,
-  kDecisionPlacementNone,
-  kDecisionReviewDenied,
-  kDecisionReviewSkippedStale,
   // gpuadmit_sharing_mode_applied_total{mode}: the sharing mode a pod spec was given.
   kSharingModeExclusive,
   kSharingModeMig,
@@ -89,6 +77,14 @@ class Metrics {
   }
   uint64_t Value(Counter c) const {
     return counters_[static_cast<size_t>(c)].load(std::memory_order_relaxed);
+  }
+  // gpuadmit_decisions_total{stage,outcome}: what the planning stages did, per pod spec planned,
+  // and per review (the review stage); labelled from core/decision_point.h.
+  void AddDecision(DecisionPoint p, uint64_t n) {
+    decisions_[static_cast<size_t>(p)].fetch_add(n, std::memory_order_relaxed);
+  }
+  uint64_t Decisions(DecisionPoint p) const {
+    return decisions_[static_cast<size_t>(p)].load(std::memory_order_relaxed);
   }
   void ObserveReview(std::chrono::nanoseconds took);
   // A review forwarded to the leader: from sending it to its answer (--leader-elect).
@@ -164,6 +160,7 @@ class Metrics {
 
  private:
   std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::kCount)> counters_{};
+  std::array<std::atomic<uint64_t>, kDecisionPoints> decisions_{};
   struct Histogram {
     explicit Histogram(const std::array<double, 12>& b) : bounds(b) {}
     const std::array<double, 12>& bounds;

@@ -96,9 +96,9 @@ TEST_F(AdmissionHandlerTest, AFallbackCountsItsProfilePairAndItsStages) {
                                     testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"));
   ASSERT_EQ(a.status, 200);
   EXPECT_EQ(metrics_.MigFallbacks("2g.20gb", "1g.10gb"), 1u);
-  EXPECT_EQ(metrics_.Value(Counter::kDecisionMigFallback), 1u);
-  EXPECT_EQ(metrics_.Value(Counter::kDecisionPlacementChosen), 1u);
-  EXPECT_EQ(metrics_.Value(Counter::kDecisionMigExhausted), 0u);
+  EXPECT_EQ(metrics_.Decisions(DecisionPoint::kMigFallback), 1u);
+  EXPECT_EQ(metrics_.Decisions(DecisionPoint::kPlacementChosen), 1u);
+  EXPECT_EQ(metrics_.Decisions(DecisionPoint::kMigExhausted), 0u);
   std::string text = metrics_.Render();
   EXPECT_NE(text.find("\ngpuadmit_mig_fallbacks_total{from_profile=\"2g.20gb\","
                       "to_profile=\"1g.10gb\"} 1\n"),
@@ -114,7 +114,7 @@ TEST_F(AdmissionHandlerTest, AFallbackCountsItsProfilePairAndItsStages) {
   pod = pod.patch(testing::PatchOf(json::parse(a.body)["response"]));
   ASSERT_EQ(handler_.Handle("application/json", again.dump()).status, 200);
   EXPECT_EQ(metrics_.MigFallbacks("2g.20gb", "1g.10gb"), 1u);
-  EXPECT_EQ(metrics_.Value(Counter::kDecisionMigFallback), 1u);
+  EXPECT_EQ(metrics_.Decisions(DecisionPoint::kMigFallback), 1u);
 }
 
 TEST_F(AdmissionHandlerTest, ASharingDecisionCountsItsModeEligibilityAndSavings) {
@@ -124,7 +124,7 @@ TEST_F(AdmissionHandlerTest, ASharingDecisionCountsItsModeEligibilityAndSavings)
   ASSERT_EQ(a.status, 200);
   EXPECT_EQ(metrics_.Value(Counter::kSharingModeMig), 1u);
   EXPECT_EQ(metrics_.Value(Counter::kSharingModeExclusive), 0u);
-  EXPECT_EQ(metrics_.Value(Counter::kDecisionSharingApplied), 1u);
+  EXPECT_EQ(metrics_.Decisions(DecisionPoint::kSharingApplied), 1u);
   EXPECT_EQ(metrics_.Value(Counter::kMigEligiblePods), 1u);
   std::string text = metrics_.Render();
   EXPECT_NE(text.find("\ngpuadmit_sharing_mode_applied_total{mode=\"mig\"} 1\n"), std::string::npos)
@@ -140,10 +140,10 @@ TEST_F(AdmissionHandlerTest, AStaleSkipCountsItsStageAndNoOther) {
                                     testing::ReadSourceFile("tests/fixtures/gpu/kubectl-pod.json"));
   ASSERT_EQ(a.status, 200);
   EXPECT_EQ(metrics_.Value(Counter::kSkippedStale), 1u);
-  EXPECT_EQ(metrics_.Value(Counter::kDecisionReviewSkippedStale), 1u);
-  for (Counter c : {Counter::kDecisionMigFallback, Counter::kDecisionPlacementChosen,
-                    Counter::kDecisionPlacementNone, Counter::kDecisionSharingApplied}) {
-    EXPECT_EQ(metrics_.Value(c), 0u) << static_cast<int>(c);
+  EXPECT_EQ(metrics_.Decisions(DecisionPoint::kReviewSkippedStale), 1u);
+  for (DecisionPoint p : {DecisionPoint::kMigFallback, DecisionPoint::kPlacementChosen,
+                          DecisionPoint::kPlacementNone, DecisionPoint::kSharingApplied}) {
+    EXPECT_EQ(metrics_.Decisions(p), 0u) << static_cast<int>(p);
   }
   EXPECT_NE(metrics_.Render().find(
                 "\ngpuadmit_decisions_total{stage=\"review\",outcome=\"skipped_stale\"} 1\n"),
@@ -164,8 +164,8 @@ TEST_F(AdmissionHandlerTest, ADenialCountsTheReviewStage) {
   ASSERT_EQ(a.status, 200);
   EXPECT_EQ(json::parse(a.body)["response"]["allowed"], false);
   EXPECT_EQ(metrics_.Value(Counter::kReviewsDenied), 1u);
-  EXPECT_EQ(metrics_.Value(Counter::kDecisionReviewDenied), 1u);
-  EXPECT_EQ(metrics_.Value(Counter::kDecisionMigExhausted), 1u);
+  EXPECT_EQ(metrics_.Decisions(DecisionPoint::kReviewDenied), 1u);
+  EXPECT_EQ(metrics_.Decisions(DecisionPoint::kMigExhausted), 1u);
 }
 
 // The node a whole-GPU pod's answer prefers ("" when it prefers none), and its trail as the

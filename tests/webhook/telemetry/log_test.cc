@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/fakes/fake_clock.h"
+
 namespace gpuadmit {
 namespace {
 
@@ -84,13 +86,19 @@ TEST(Logger, AWarningIsWrittenAtOnceAfterTheHeldLines) {
 }
 
 TEST(Logger, HeldLinesGoOutWhenTheOldestHasWaitedItsTime) {
-  Logger log(LogLevel::kInfo, milliseconds(1));
+  testing::FakeClock clock;
+  Logger log(LogLevel::kInfo, milliseconds(5), clock);
   std::string out = Written([&] {
     log.Info("old");
-    std::this_thread::sleep_for(milliseconds(5));  // time only moves on: the hold is over
-    log.Info("new");
+    clock.Advance(milliseconds(4));
+    log.Info("held");  // the oldest has waited 4 ms of 5
   });
-  EXPECT_EQ(Lines(out), 2u) << out;
+  EXPECT_EQ(out, "");
+  out = Written([&] {
+    clock.Advance(milliseconds(1));
+    log.Info("new");  // the oldest has waited its 5 ms: all three go out
+  });
+  EXPECT_EQ(Lines(out), 3u) << out;
 }
 
 TEST(Logger, HeldLinesGoOutWhen256KiBWait) {
