@@ -347,17 +347,17 @@ void ReloadServingCertificate(TlsServer& server, Metrics& metrics, Logger& log) 
 
 bool TlsServer::Drain(std::chrono::milliseconds settle,
                       std::chrono::steady_clock::time_point deadline) {
-  using Clock = std::chrono::steady_clock;
+  using Steady = std::chrono::steady_clock;
   // Polling at 10 ms is far below the settle period and costs nothing while shutting down.
   constexpr auto kPoll = std::chrono::milliseconds(10);
-  Clock::time_point quiet_since = Clock::now();
-  while (Clock::now() < deadline) {
+  Steady::time_point quiet_since = Steady::now();
+  while (Steady::now() < deadline) {
     if (in_flight_.load() > 0) {
-      quiet_since = Clock::now();
+      quiet_since = Steady::now();
     } else {
-      Clock::time_point last_end{Clock::duration(last_request_end_ns_.load())};
+      Steady::time_point last_end{Steady::duration(last_request_end_ns_.load())};
       if (last_end > quiet_since) quiet_since = last_end;
-      if (Clock::now() - quiet_since >= settle) return true;
+      if (Steady::now() - quiet_since >= settle) return true;
     }
     std::this_thread::sleep_for(kPoll);
   }
