@@ -1,17 +1,13 @@
 #include "core/admission/review_decode.h"
 
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "core/json/json_tape.h"
 
 namespace gpuadmit {
 namespace {
-
-// Larger bodies take DecodeAdmissionReview: simdjson's parser keeps the memory of the largest
-// text it has read (about 10 bytes per byte of JSON), and a parser per worker thread would hold
-// tens of MiB after one 7 MiB review.
-constexpr size_t kLargestTapeBody = 256 * 1024;
 
 // The request read off `tape`, which it then keeps. Every path returns `request`, so the one
 // made by AdmissionRequestFrom is the one the caller gets: the request is never moved.
@@ -30,10 +26,13 @@ Result<AdmissionRequest> RequestOffTape(std::shared_ptr<const JsonTape> tape) {
 }  // namespace
 
 Result<AdmissionRequest> DecodeForDecisions(std::string_view body) {
-  if (body.size() > kLargestTapeBody) return DecodeAdmissionReview(body);
-  std::shared_ptr<const JsonTape> tape = JsonTape::Parse(body, kMaxJsonDepth);
-  if (tape == nullptr) return DecodeAdmissionReview(body);  // says why, or reads what it cannot
-  return RequestOffTape(std::move(tape));
+  std::string refusal;
+  std::shared_ptr<const JsonTape> tape = JsonTape::Parse(body, kMaxJsonDepth, &refusal);
+  if (tape != nullptr) return RequestOffTape(std::move(tape));
+  // Refused: in DecodeAdmissionReview's words, which name the byte, where it refuses too.
+  auto whole = DecodeAdmissionReview(body);
+  if (!whole.ok()) return whole.error();
+  return Error{refusal};
 }
 
 }  // namespace gpuadmit

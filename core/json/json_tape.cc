@@ -39,22 +39,37 @@ JsonTape::~JsonTape() {
   }
 }
 
-std::unique_ptr<const JsonTape> JsonTape::Parse(std::string_view text, size_t max_depth) {
+std::unique_ptr<const JsonTape> JsonTape::Parse(std::string_view text, size_t max_depth,
+                                                 std::string* refusal) {
   thread_local ThreadParser thread;
-  if (thread.max_depth != max_depth) {
-    if (thread.parser.allocate(text.size(), max_depth) != simdjson::SUCCESS) return nullptr;
-    thread.max_depth = max_depth;
+  std::unique_ptr<ThreadParser> once;  // for a text larger than a thread's parser reads
+  if (text.size() > kLargestThreadText) once = std::make_unique<ThreadParser>();
+  ThreadParser& p = once != nullptr ? *once : thread;
+  auto refuse = [&](simdjson::error_code code) -> std::unique_ptr<const JsonTape> {
+    if (refusal != nullptr) {
+      *refusal = code == simdjson::DEPTH_ERROR
+                     ? "JSON nests deeper than " + std::to_string(max_depth) + " levels"
+                     : std::string("invalid JSON: ") + simdjson::error_message(code);
+    }
+    return nullptr;
+  };
+  if (p.max_depth != max_depth) {
+    if (auto code = p.parser.allocate(text.size(), max_depth); code != simdjson::SUCCESS) {
+      return refuse(code);
+    }
+    p.max_depth = max_depth;
   }
-  thread.scratch.assign(text);
-  thread.scratch.append(simdjson::SIMDJSON_PADDING, '\0');
+  p.scratch.assign(text);
+  p.scratch.append(simdjson::SIMDJSON_PADDING, '\0');
   std::unique_ptr<JsonTape> tape(new JsonTape());
   dom::element root;
-  if (thread.parser
-          .parse_into_document(*tape->document_,
-                               reinterpret_cast<const uint8_t*>(thread.scratch.data()), text.size(),
-                               false)
-          .get(root) != simdjson::SUCCESS) {
-    return nullptr;
+  if (auto code = p.parser
+                      .parse_into_document(*tape->document_,
+                                           reinterpret_cast<const uint8_t*>(p.scratch.data()),
+                                           text.size(), false)
+                      .get(root);
+      code != simdjson::SUCCESS) {
+    return refuse(code);
   }
   return tape;
 }

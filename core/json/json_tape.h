@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "core/json/json_view.h"
@@ -29,8 +30,13 @@ namespace gpuadmit {
 
 class JsonTape {
  public:
-  // nullptr when simdjson refuses `text` (see above) or cannot allocate.
-  static std::unique_ptr<const JsonTape> Parse(std::string_view text, size_t max_depth);
+  // The texts a thread's own parser reads; its buffers grow to about ten bytes a byte of them.
+  static constexpr size_t kLargestThreadText = 256 * 1024;
+
+  // nullptr when simdjson refuses `text` (see above) or cannot allocate; then `refusal`, when
+  // given, says why: "JSON nests deeper than N levels" or "invalid JSON: <simdjson's reason>".
+  static std::unique_ptr<const JsonTape> Parse(std::string_view text, size_t max_depth,
+                                               std::string* refusal = nullptr);
 
   ~JsonTape();
   JsonTape(const JsonTape&) = delete;

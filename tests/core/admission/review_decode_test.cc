@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/admission/review.h"
+#include "core/json/json_tape.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace gpuadmit {
@@ -158,16 +159,35 @@ TEST(DecodeForDecisions, ReadsAZeroWithAnExponentPast308AsZeroWhereRapidJsonRefu
   EXPECT_NE(whole.error().message.find("Number too big"), std::string::npos);
 }
 
-TEST(DecodeForDecisions, TakesTheWholeDecoderForLargeBodies) {
+TEST(DecodeForDecisions, DecodesALargeBodyOffTheTapeAsWellAndAnswersAsTheWholeObjectDoes) {
   json review = json::parse(ReadSourceFile("bench/fixtures/pod-review-3k.json"));
   review["request"]["object"]["metadata"]["annotations"]["big"] = std::string(300 * 1024, 'x');
-  auto r = DecodeForDecisions(review.dump());
-  ASSERT_TRUE(r.ok()) << r.error().message;
-  EXPECT_EQ(r.value().tape, nullptr);
-  // The whole decoder keeps every field (but managedFields and status).
-  EXPECT_TRUE(r.value().object.at("spec").contains("dnsPolicy"));
-  EXPECT_EQ(r.value().object["metadata"]["annotations"]["big"].get<std::string>().size(),
+  std::string body = review.dump();
+  ASSERT_GT(body.size(), JsonTape::kLargestThreadText);
+  auto lean = DecodeForDecisions(body);
+  ASSERT_TRUE(lean.ok()) << lean.error().message;
+  ASSERT_NE(lean.value().tape, nullptr);
+  EXPECT_EQ(lean.value().Object().At({"spec", "dnsPolicy"}).string(), "ClusterFirst");
+  EXPECT_EQ(lean.value().Object().At({"metadata", "annotations", "big"}).string().size(),
             300u * 1024);
+  auto whole = DecodeAdmissionReview(body);
+  ASSERT_TRUE(whole.ok());
+  InventorySnapshot demo = SnapshotOf(DemoCluster());
+  Policy policy = ExamplePolicy();
+  ReviewContext context{demo, policy};
+  EXPECT_EQ(ReviewRequest(lean.value(), context).body, ReviewRequest(whole.value(), context).body);
+}
+
+TEST(DecodeForDecisions, CountsTheDepthOfEverySubtreeWhereTheWholeDecoderSkipsStatus) {
+  json review = json::parse(ReadSourceFile("bench/fixtures/pod-review-3k.json"));
+  review["request"]["object"]["status"]["deep"] =
+      json::parse(std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']'));
+  std::string body = review.dump();
+  auto lean = DecodeForDecisions(body);
+  ASSERT_FALSE(lean.ok());
+  EXPECT_EQ(lean.error().message,
+            "JSON nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  EXPECT_TRUE(DecodeAdmissionReview(body).ok());  // it skips status without counting its depth
 }
 
 }  // namespace
