@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "core/json/json_trie_reader.h"
 
 namespace gpuadmit {
 namespace {
@@ -66,18 +65,8 @@ class DomBuilder {
     return false;
   }
 
-  // The keep-trie node for the value about to be placed, or nullptr when it is to be skipped.
-  // Without a keep trie every value has the (unused) root as its node.
-  const FieldTrie* TrieForNext() const {
-    if (options_.keep == nullptr) return nullptr;
-    if (tries_.empty()) return options_.keep;
-    const FieldTrie* parent = tries_.back();
-    return parent->Child(stack_.back()->is_array() ? std::string_view() : key_);
-  }
-
   // Whether the value about to be placed under key_ at the current depth is to be skipped.
   bool SkipNext() const {
-    if (options_.keep != nullptr && TrieForNext() == nullptr) return true;
     if (stack_.empty() || !stack_.back()->is_object()) return false;
     for (const JsonKeyPath& path : options_.skip) {
       if (path.size() != stack_.size()) continue;
@@ -124,7 +113,6 @@ class DomBuilder {
       too_deep = true;
       return false;
     }
-    if (options_.keep != nullptr) tries_.push_back(TrieForNext());
     // The key path is for skip lists only.
     if (!options_.skip.empty()) {
       keys_.emplace_back(stack_.empty() || stack_.back()->is_array() ? std::string_view() : key_);
@@ -140,14 +128,12 @@ class DomBuilder {
     }
     stack_.pop_back();
     if (!options_.skip.empty()) keys_.pop_back();
-    if (options_.keep != nullptr) tries_.pop_back();
     return true;
   }
 
   const JsonReadOptions& options_;
   std::vector<json*> stack_;             // the open containers, outermost first
   std::vector<std::string_view> keys_;   // with skip lists: the key each open container sits under
-  std::vector<const FieldTrie*> tries_;  // the keep-trie node of each open container
   std::string_view key_;                 // into the in-situ buffer
   int skipping_ = 0;                     // nesting inside a skipped value
 };
@@ -200,9 +186,6 @@ size_t FirstInvalidUtf8(std::string_view text) {
 }
 
 Result<json> ParseJson(std::string_view text, const JsonReadOptions& options) {
-  if (options.keep != nullptr && options.skip.empty()) {
-    return ParseJsonKeeping(text, *options.keep, options.max_depth);
-  }
   // The in-situ stream below ends at a NUL; JSON never has a raw one, so refuse it here rather
   // than let the parse stop early and accept what follows.
   if (size_t nul = text.find('\0'); nul != std::string_view::npos) {

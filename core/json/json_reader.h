@@ -18,7 +18,6 @@
 #include <span>
 #include <string_view>
 
-#include "core/json/field_trie.h"
 #include "core/result.h"
 
 namespace gpuadmit {
@@ -29,9 +28,6 @@ using JsonKeyPath = std::span<const std::string_view>;
 struct JsonReadOptions {
   int max_depth = 512;
   std::span<const JsonKeyPath> skip;  // values at these paths are left out of the DOM
-  // When set (and `skip` is empty), only the fields it names are built, with simdjson
-  // (core/json/json_trie_reader.h: scalars in skipped values are not checked).
-  const FieldTrie* keep = nullptr;
 };
 
 // Parses `text` whole. Errors name the byte offset and what is wrong: bad syntax, invalid UTF-8,

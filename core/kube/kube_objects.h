@@ -1,7 +1,7 @@
 // What the inventory keeps of Kubernetes Nodes and Pods, and the field tries that let a List page
 // or a watch event be parsed without building the parts nobody reads.
 //
-//   auto page = ParseJson(body, {.keep = &PodListFields()});
+//   auto page = ParseJsonKeeping(body, PodListFields(), 512);
 //   for (const json& item : page.value()["items"]) PodRecord p = ReadPod(item,
 //   "gpuadmit.io/reservation");
 //

@@ -7,16 +7,15 @@
 
 #include "core/inventory/cluster_state.h"
 #include "core/json/json_fields.h"
-#include "core/json/json_reader.h"
+#include "core/json/json_trie_reader.h"
 #include "core/kube/kube_objects.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   bool pods = data[0] % 2 == 0;
   std::string_view line(reinterpret_cast<const char*>(data + 1), size - 1);
-  gpuadmit::JsonReadOptions options;
-  options.keep = pods ? &gpuadmit::PodEventFields() : &gpuadmit::NodeEventFields();
-  auto event = gpuadmit::ParseJson(line, options);
+  auto event = gpuadmit::ParseJsonKeeping(
+      line, pods ? gpuadmit::PodEventFields() : gpuadmit::NodeEventFields(), 512);
   if (!event.ok() || !event.value().is_object()) return 0;
   const nlohmann::json& doc = event.value();
   std::string type = gpuadmit::StringAt(doc, {"type"});

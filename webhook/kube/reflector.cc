@@ -4,16 +4,16 @@
 
 #include "core/json/json_fields.h"
 #include "core/json/json_reader.h"
+#include "core/json/json_trie_reader.h"
 
 namespace gpuadmit {
 namespace {
 
 using nlohmann::json;
 
+// Only what the inventory reads of a page or an event is built (simdjson On-Demand).
 Result<json> Parse(std::string_view text, const FieldTrie* fields) {
-  JsonReadOptions options;
-  options.keep = fields;
-  return ParseJson(text, options);
+  return ParseJsonKeeping(text, *fields, JsonReadOptions{}.max_depth);
 }
 
 }  // namespace

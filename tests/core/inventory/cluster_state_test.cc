@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/json/json_reader.h"
+#include "core/json/json_trie_reader.h"
 #include "core/json/yaml_json.h"
 #include "tests/fakes/test_cluster.h"
 
@@ -335,9 +336,7 @@ TEST(ReadPod, ReadsARealPodThroughTheFieldTrie) {
   auto doc = YamlToJson(text);
   ASSERT_TRUE(doc.ok());
   std::string compact = doc.value().dump();
-  JsonReadOptions options;
-  options.keep = &PodFields();
-  auto trimmed = ParseJson(compact, options);
+  auto trimmed = ParseJsonKeeping(compact, PodFields(), 512);
   ASSERT_TRUE(trimmed.ok()) << trimmed.error().message;
   EXPECT_FALSE(trimmed.value()["spec"].contains("volumes"));
   EXPECT_FALSE(trimmed.value()["spec"]["containers"][0].contains("image"));
@@ -385,12 +384,8 @@ TEST(ReadPod, KeepsSchedulingGatesAndPriorityThroughTheListAndWatchTries) {
   EXPECT_EQ(full.queued->priority, 1000);
   json list = {{"kind", "PodList"}, {"metadata", {{"resourceVersion", "7"}}}, {"items", {pod}}};
   json event = {{"type", "MODIFIED"}, {"object", pod}};
-  JsonReadOptions list_options;
-  list_options.keep = &PodListFields();
-  auto lean_list = ParseJson(list.dump(), list_options);
-  JsonReadOptions event_options;
-  event_options.keep = &PodEventFields();
-  auto lean_event = ParseJson(event.dump(), event_options);
+  auto lean_list = ParseJsonKeeping(list.dump(), PodListFields(), 512);
+  auto lean_event = ParseJsonKeeping(event.dump(), PodEventFields(), 512);
   ASSERT_TRUE(lean_list.ok() && lean_event.ok());
   EXPECT_FALSE(lean_list.value()["items"][0]["spec"].contains("priorityClassName"));
   for (const json* kept : {&lean_list.value()["items"][0], &lean_event.value()["object"]}) {

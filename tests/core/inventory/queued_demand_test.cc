@@ -8,6 +8,7 @@
 
 #include "core/inventory/cluster_state.h"
 #include "core/json/json_reader.h"
+#include "core/json/json_trie_reader.h"
 
 namespace gpuadmit {
 namespace {
@@ -177,9 +178,7 @@ TEST(ReadPod, AQueuedPodKeepsWhatItsPlacementNeeds) {
   ASSERT_EQ(p.constraints.tolerations.size(), 1u);
   EXPECT_TRUE(p.unschedulable);
   // A watch event is decoded keeping only the field trie's fields: the same record comes out.
-  JsonReadOptions options;
-  options.keep = &PodFields();
-  auto lean = ParseJson(pod.dump(), options);
+  auto lean = ParseJsonKeeping(pod.dump(), PodFields(), 512);
   ASSERT_TRUE(lean.ok()) << lean.error().message;
   PodRecord from_lean_record = Pod(lean.value());
   ASSERT_NE(from_lean_record.queued, nullptr);

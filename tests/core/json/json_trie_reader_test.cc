@@ -67,14 +67,6 @@ TEST(ParseJsonKeeping, BuildsWhatTheTrieKeepsOfRealListsAndWatchEvents) {
   EXPECT_GT(events, 0);
 }
 
-TEST(ParseJsonKeeping, ParseJsonTakesItWhenOnlyAKeepTrieIsGiven) {
-  std::string text =
-      testing::ReadSourceFile("tests/fixtures/pods/pod-kubectl-get-o-json-kind-cluster.json");
-  auto via_options = ParseJson(text, {.keep = &PodFields()});
-  ASSERT_TRUE(via_options.ok()) << via_options.error().message;
-  EXPECT_EQ(via_options.value(), ParseJsonKeeping(text, PodFields(), 512).value());
-}
-
 TEST(ParseJsonKeeping, KeepsNumberKindsStringEscapesAndTheLastOfDuplicateKeys) {
   FieldTrie all = FieldTrie::FromPatterns({"**"});
   auto doc = ParseJsonKeeping(
