@@ -2,6 +2,7 @@
 # Builds are incremental in build/; Debian packages are installed when missing (as root).
 
 BUILD      ?= build
+RELEASE    ?= $(BUILD)-release
 JOBS       ?= $(shell nproc)
 LISTEN     ?= 127.0.0.1:8443
 CMAKE_ARGS ?=
@@ -27,13 +28,15 @@ FUZZ_DEBS    := clang libclang-rt-14-dev
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps fuzz-deps image-deps build test test-sanitize test-image fuzz run bench certs \
-        deploy image clean help cluster-tools cluster cluster-down test-cluster
+        deploy image clean help cluster-tools cluster cluster-down test-cluster release test-release
 
 all: build
 
 help:
 	@echo "make run     build and start gpuadmit on https://$(LISTEN) (dev certs, example policy, demo cluster)"
 	@echo "make test    build and run every test"
+	@echo "make release  the build the image ships in $(RELEASE)/ (Release, laid out by llvm-bolt)"
+	@echo "make test-release  the end-to-end tests on that binary"
 	@echo "make test-sanitize  the tests again under ASan and UBSan (build-sanitize/)"
 	@echo "make fuzz    every libFuzzer target for FUZZ_SECONDS (default 60) each (build-fuzz/, clang)"
 	@echo "make bench   micro-benchmarks and the HTTPS load comparison with nginx (closed and open loop; counted under callgrind)"
@@ -82,6 +85,16 @@ build: deps $(BUILD)/CMakeCache.txt
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS) -LE cluster
 
+# The build the image ships: Release (-O2, no debug information), laid out by llvm-bolt
+# (cmake/bolt.cmake); only the binary and the fake API server its end-to-end tests start.
+release: deps
+	cmake -S . -B $(RELEASE) -DCMAKE_BUILD_TYPE=Release -DGPUADMIT_BENCH=OFF $(CMAKE_ARGS)
+	cmake --build $(RELEASE) -j$(JOBS) --target gpuadmit gpuadmit_fake_api
+
+# The end-to-end tests and the layout's checks, on the binary the image ships.
+test-release: release
+	ctest --test-dir $(RELEASE) --output-on-failure -j$(JOBS) -L 'e2e|image'
+
 # The real Kubernetes components, from the versions pinned in tests/cluster/*/go.mod (Go from
 # the module proxy), into $(BUILD)/cluster/bin; a second run builds nothing.
 CLUSTER_BIN := $(BUILD)/cluster/bin
@@ -108,13 +121,14 @@ test-sanitize: deps
 	cmake --build $(BUILD)-sanitize -j$(JOBS)
 	ctest --test-dir $(BUILD)-sanitize --output-on-failure -j$(JOBS) -LE cluster
 
-# The OCI image (image/build-image.sh): build/gpuadmit stripped, on a root of Debian packages.
-image: build image-deps
-	image/build-image.sh --binary $(BUILD)/gpuadmit
+# The OCI image (image/build-image.sh): the release binary stripped, on a root of Debian packages.
+image: release image-deps
+	image/build-image.sh --binary $(RELEASE)/gpuadmit
 
-# The image built twice (one digest), its size, its smoke test, and image/Dockerfile with podman.
-test-image: build image-deps
-	tests/image/image_test.sh . $(BUILD)/gpuadmit
+# The end-to-end tests on the release binary, then the image built from it twice (one digest),
+# its size, its smoke test, and image/Dockerfile with podman.
+test-image: test-release image-deps
+	tests/image/image_test.sh . $(RELEASE)/gpuadmit
 
 # libFuzzer targets, built by clang with ASan and UBSan in their own build dir.
 fuzz: fuzz-deps
@@ -131,19 +145,19 @@ run: build certs
 	  --cluster manifests/examples/demo-cluster.json \
 	  --tls-cert certs/dev/tls.crt --tls-key certs/dev/tls.key --listen $(LISTEN)
 
-bench: build
+bench: build release
 	$(BUILD)/bench/gpuadmit_bench
 	$(BUILD)/bench/gpuadmit_status_bench
-	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit
-	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --client gpuadmit_load \
+	bench/load/run.sh --gpuadmit $(RELEASE)/gpuadmit
+	bench/load/run.sh --gpuadmit $(RELEASE)/gpuadmit --client gpuadmit_load \
 	  --load-client $(BUILD)/bench/gpuadmit_load
-	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --load-client $(BUILD)/bench/gpuadmit_load \
+	bench/load/run.sh --gpuadmit $(RELEASE)/gpuadmit --load-client $(BUILD)/bench/gpuadmit_load \
 	  --rate "1000 5000" --rounds 10 --duration 2 --controls
-	bench/load/run.sh --gpuadmit $(BUILD)/gpuadmit --load-client $(BUILD)/bench/gpuadmit_load \
+	bench/load/run.sh --gpuadmit $(RELEASE)/gpuadmit --load-client $(BUILD)/bench/gpuadmit_load \
 	  --callgrind --rate 100 --duration 20 --warmup 0 --rate-connections 4 --client-threads 1
 
 deploy:
 	kubectl apply -k manifests/
 
 clean:
-	rm -rf $(BUILD) $(BUILD)-sanitize $(BUILD)-fuzz
+	rm -rf $(BUILD) $(BUILD)-sanitize $(BUILD)-fuzz $(RELEASE)

@@ -1,7 +1,14 @@
-# build/gpuadmit laid out by llvm-bolt after each link (cmake/bolt-layout.sh): trained on reviews
-# `gpuadmit serve` answers to curl, the blocks they ran packed together. The binary the tests
-# run is the binary the image ships. Off, or without bolt-16, the linker's layout stays.
-option(GPUADMIT_BOLT "Lay out build/gpuadmit with llvm-bolt from Debian's bolt-16" ON)
+# The gpuadmit binary laid out by llvm-bolt after each link (cmake/bolt-layout.sh): trained on
+# reviews `gpuadmit serve` answers to curl, the blocks they ran packed together. On by default
+# only in a Release build, the build the image ships (make release); a developer's link keeps the
+# linker's layout. Off, without bolt-16, or when the training fails, the linker's layout stays.
+if(CMAKE_BUILD_TYPE STREQUAL "Release")
+  set(gpuadmit_bolt_default ON)
+else()
+  set(gpuadmit_bolt_default OFF)
+endif()
+option(GPUADMIT_BOLT "Lay out gpuadmit with llvm-bolt (Debian's bolt-16); on in Release builds"
+       ${gpuadmit_bolt_default})
 
 function(gpuadmit_bolt_layout target)
   if(NOT GPUADMIT_BOLT)

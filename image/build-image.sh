@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make image`: the gpuadmit OCI image, built on this machine with Debian's tools only.
-#   image/build-image.sh [--binary build/gpuadmit] [--out build/gpuadmit-VERSION.oci.tar]
+#   image/build-image.sh [--binary build-release/gpuadmit] [--out build/gpuadmit-VERSION.oci.tar]
 #
 # 1. image/check-packages.sh: every shared library the binary needs is in image/packages.txt;
 # 2. mmdebstrap --variant=extract unpacks those packages (bookworm, bookworm-updates and
@@ -15,7 +15,7 @@
 set -euo pipefail
 HERE=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd -- "$HERE/.." && pwd)
-binary=$REPO/build/gpuadmit
+binary=$REPO/build-release/gpuadmit
 out=""
 while [ $# -gt 0 ]; do
   case "$1" in
