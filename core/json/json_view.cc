@@ -36,64 +36,17 @@ void Store(unsigned char* bytes, const T& value) {
 
 dom::element_type TypeOf(const dom::element& e) { return e.type(); }
 
-// simdjson's tape as its documentation lays it out (doc/tape.md, simdjson 3): one 64-bit word a
-// value (two for a number), its type's character in the top byte. The first word of an object
-// or array holds, in its low 32 bits, the index just past its closing word; a string's holds
-// its offset in the document's string buffer, where a 32-bit length precedes the bytes. An
-// object's words are its keys (strings) and values in turn.
-//
-// The key scans below read those words directly, where simdjson's object iterator builds an
-// element and a key view for each member and steps with an out-of-line switch: a review steps
-// over some 250 members looking up its keys, and reading the tape saves 2.5% of its
-// instructions (86.6k -> 84.5k, callgrind). dom::element is a tape_ref, the document and the
-// index of the value's first word (simdjson 3.0's layout; json_view_test reads every shape).
-struct TapePlace {
-  const dom::document* doc;
-  size_t index;
-};
-static_assert(sizeof(TapePlace) == sizeof(dom::element));
-
-constexpr uint64_t kTapePayload = 0x00FF'FFFF'FFFF'FFFF;
-
-bool IsTapeObject(TapePlace place) {
-  return static_cast<char>(place.doc->tape[place.index] >> 56) == '{';
-}
-
-// The index of the word after the value at `i`. Inlined into the scans' loop, which it steps.
-[[gnu::always_inline]] inline size_t TapeAfter(const uint64_t* tape, size_t i) {
-  uint64_t word = tape[i];
-  char type = static_cast<char>(word >> 56);
-  if (type == '"') return i + 1;  // most values are strings: tested first, not through a switch
-  if (type == '{' || type == '[') return static_cast<uint32_t>(word);
-  return i + 1 + (type == 'l' || type == 'u' || type == 'd');  // a number's value is a word more
-}
-
-// The view of the value at `place`, made as simdjson's element that is the same pair.
-JsonView ViewAt(TapePlace place) {
-  dom::element element;
-  std::memcpy(static_cast<void*>(&element), &place, sizeof place);
-  return JsonView::FromTape(element);
-}
-
 // Whether two keys are one: the length and the first byte tell most apart without a call.
 bool SameKey(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
          (a.empty() || (a[0] == b[0] && std::memcmp(a.data(), b.data(), a.size()) == 0));
 }
 
-// Calls visit(key, value's index) for each member of the object at `object`, in document order.
+// Calls visit(key, value) for each member of the object `object`, in document order, through
+// simdjson's object iterator.
 template <typename Visit>
-void ForEachTapeMember(TapePlace object, Visit visit) {
-  const uint64_t* tape = object.doc->tape.get();
-  const uint8_t* strings = object.doc->string_buf.get();
-  size_t end = static_cast<uint32_t>(tape[object.index]) - 1;  // the closing '}'
-  for (size_t i = object.index + 1; i < end; i = TapeAfter(tape, i + 1)) {
-    size_t offset = tape[i] & kTapePayload;
-    uint32_t length;
-    std::memcpy(&length, strings + offset, sizeof length);
-    visit(std::string_view(reinterpret_cast<const char*>(strings + offset + sizeof length), length),
-          i + 1);
-  }
+void ForEachTapeMember(dom::element object, Visit visit) {
+  for (dom::key_value_pair field : dom::object(object)) visit(field.key, field.value);
 }
 
 // RFC 6901: "~1" is "/", "~0" is "~". Most tokens have neither, and are used as they are.
@@ -222,15 +175,15 @@ JsonView JsonView::operator[](std::string_view key) const {
     return it == dom_->end() ? JsonView() : JsonView(*it);
   }
   if (kind_ != Kind::kTape) return {};
-  auto object = Load<TapePlace>(tape_);
-  if (!IsTapeObject(object)) return {};
+  dom::element object = tape();
+  if (TypeOf(object) != dom::element_type::OBJECT) return {};
   // FieldsInto's scan for one key, written out: through FieldsInto the review took 13% longer
   // (BM_ReviewAsServed 10.3 -> 11.9 us), and this is the reader every other one calls.
-  size_t found = 0;
-  ForEachTapeMember(object, [&](std::string_view k, size_t value) {
-    if (SameKey(k, key)) found = value;  // a duplicate key: the last
+  JsonView found;
+  ForEachTapeMember(object, [&](std::string_view k, dom::element value) {
+    if (SameKey(k, key)) found = FromTape(value);  // a duplicate key: the last
   });
-  return found == 0 ? JsonView() : ViewAt({object.doc, found});
+  return found;
 }
 
 void JsonView::FieldsInto(const std::string_view* keys, JsonView* values, size_t n) const {
@@ -242,15 +195,15 @@ void JsonView::FieldsInto(const std::string_view* keys, JsonView* values, size_t
     for (size_t i = 0; i < n; ++i) values[i] = (*this)[keys[i]];
     return;
   }
-  auto object = Load<TapePlace>(tape_);
-  if (!IsTapeObject(object)) return;
+  dom::element object = tape();
+  if (TypeOf(object) != dom::element_type::OBJECT) return;
   KeySet of_length[16] = {};
   for (size_t i = 0; i < n; ++i) of_length[keys[i].size() % 16] |= KeySet{1} << i;
-  ForEachTapeMember(object, [&](std::string_view key, size_t value) {
+  ForEachTapeMember(object, [&](std::string_view key, dom::element value) {
     for (KeySet candidates = of_length[key.size() % 16]; candidates != 0;
          candidates &= candidates - 1) {
       const int i = std::countr_zero(candidates);
-      if (SameKey(key, keys[i])) values[i] = ViewAt({object.doc, value});  // a duplicate: the last
+      if (SameKey(key, keys[i])) values[i] = FromTape(value);  // a duplicate: the last
     }
   });
 }
@@ -375,10 +328,10 @@ std::vector<JsonView::Member> JsonView::Members() const {
     for (const auto& [key, value] : dom_->get_ref<const json::object_t&>()) {
       members.push_back({key, JsonView(value)});
     }
-  } else if (auto place = Load<TapePlace>(tape_); kind_ == Kind::kTape && IsTapeObject(place)) {
+  } else if (kind_ == Kind::kTape && TypeOf(tape()) == dom::element_type::OBJECT) {
     members.reserve(dom::object(tape()).size());
-    ForEachTapeMember(place, [&](std::string_view key, size_t value) {
-      members.push_back({key, ViewAt({place.doc, value})});
+    ForEachTapeMember(tape(), [&](std::string_view key, dom::element value) {
+      members.push_back({key, FromTape(value)});
     });
     // Key order, and of a duplicate key only its last occurrence, as nlohmann keeps it. Both in
     // place: most objects have a handful of keys, which an insertion sort (stable) orders with
