@@ -47,11 +47,6 @@ json TakeField(json& object, const char* key) {
 
 std::string Text(JsonView value) { return std::string(value.string()); }
 
-// `to` = the string at `value`, "" when it is none. Out of line: the request's dozen fields are
-// each read so on every review, and one call is less code to fetch than a dozen inlined
-// assignments of temporaries.
-[[gnu::noinline]] void AssignText(std::string& to, JsonView value) { to.assign(value.string()); }
-
 // Keeps the answer inside the apiserver's limits: an over-long warning is cut (with an ellipsis)
 // rather than dropped, and warnings past the total are dropped with a note saying how many.
 std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings) {
@@ -84,7 +79,7 @@ std::optional<Error> ReadRequestFields(JsonView doc, AdmissionRequest& r) {
   if (!doc.is_object()) return Error{"body is not a JSON object"};
 
   auto [api_version, review_kind, request] = doc.Fields({"apiVersion", "kind", "request"});
-  AssignText(r.api_version, api_version);
+  r.api_version = api_version.string();
   if (r.api_version != kV1 && r.api_version != kV1Beta1) {
     return Error{"apiVersion \"" + r.api_version + "\" is not admission.k8s.io/v1 or v1beta1"};
   }
@@ -94,29 +89,29 @@ std::optional<Error> ReadRequestFields(JsonView doc, AdmissionRequest& r) {
   if (!request.is_object()) return Error{"AdmissionReview has no request object"};
   auto [uid, kind, resource, operation, sub_resource, name, ns, dry_run] = request.Fields(
       {"uid", "kind", "resource", "operation", "subResource", "name", "namespace", "dryRun"});
-  AssignText(r.uid, uid);
+  r.uid = uid.string();
   if (r.uid.empty()) return Error{"request.uid is missing or not a string"};
 
   if (!kind.is_object()) return Error{"request.kind is missing"};
   auto [group, version, kind_name] = kind.Fields({"group", "version", "kind"});
-  AssignText(r.kind.group, group);
-  AssignText(r.kind.version, version);
-  AssignText(r.kind.kind, kind_name);
+  r.kind.group = group.string();
+  r.kind.version = version.string();
+  r.kind.kind = kind_name.string();
   if (r.kind.kind.empty()) return Error{"request.kind.kind is missing"};
   if (resource.is_object()) {
     auto [resource_group, resource_version, resource_name] =
         resource.Fields({"group", "version", "resource"});
-    AssignText(r.resource.group, resource_group);
-    AssignText(r.resource.version, resource_version);
-    AssignText(r.resource.resource, resource_name);
+    r.resource.group = resource_group.string();
+    r.resource.version = resource_version.string();
+    r.resource.resource = resource_name.string();
   }
   if (!ParseOperation(operation.string(), r.operation)) {
     return Error{"request.operation \"" + Text(operation) +
                  "\" is not CREATE, UPDATE, DELETE or CONNECT"};
   }
-  AssignText(r.sub_resource, sub_resource);
-  AssignText(r.name, name);
-  AssignText(r.ns, ns);
+  r.sub_resource = sub_resource.string();
+  r.name = name.string();
+  r.ns = ns.string();
   r.dry_run = dry_run.boolean();
   return std::nullopt;
 }
@@ -139,8 +134,8 @@ Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
 }
 
 Result<AdmissionRequest> AdmissionRequestFrom(JsonView doc) {
-  Result<AdmissionRequest> r(std::in_place);
-  if (std::optional<Error> error = ReadRequestFields(doc, r.value())) r = std::move(*error);
+  AdmissionRequest r;
+  if (std::optional<Error> error = ReadRequestFields(doc, r)) return *std::move(error);
   return r;
 }
 
