@@ -33,9 +33,6 @@ class [[nodiscard]] Result {
   Result(E&& error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT
   // cppcheck-suppress noExplicitConstructor
   Result(const E& error) : state_(std::in_place_index<1>, error) {}  // NOLINT
-  // A default value made in place, for a function that fills it and returns the Result by name
-  // (one object from start to caller: no move of a value of a dozen strings).
-  explicit Result(std::in_place_t) : state_(std::in_place_index<0>) {}
 
   bool ok() const { return state_.index() == 0; }
   const T& value() const& { return std::get<0>(state_); }

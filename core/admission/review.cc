@@ -169,23 +169,6 @@ AdmissionOutcome DecideOrFail(const AdmissionRequest& r, const ReviewContext& co
   }
 }
 
-// The review of `r`, written into `answer` where its caller keeps it.
-void ReviewInto(const AdmissionRequest& r, const ReviewContext& context, ReviewAnswer& answer) {
-  answer.uid = r.uid;
-  answer.summary = ObjectName(r);
-  AdmissionOutcome outcome = DecideOrFail(r, context, answer);
-  answer.kind = outcome.kind;
-  answer.body = EncodeAdmissionResponse(r, outcome, context.policy.failure_mode);
-  answer.warnings = std::move(outcome.warnings);  // the answer's body has them already
-}
-
-// Review's answer, made in place in the Result that carries it to the caller.
-Result<ReviewAnswer> AnswerOf(const AdmissionRequest& r, const ReviewContext& context) {
-  Result<ReviewAnswer> answer(std::in_place);
-  ReviewInto(r, context, answer.value());
-  return answer;
-}
-
 }  // namespace
 
 Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snapshot,
@@ -197,12 +180,17 @@ Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snap
 Result<ReviewAnswer> Review(std::string_view body, const ReviewContext& context) {
   auto request = DecodeForDecisions(body);
   if (!request.ok()) return request.error();
-  return AnswerOf(request.value(), context);
+  return ReviewRequest(request.value(), context);
 }
 
 ReviewAnswer ReviewRequest(const AdmissionRequest& r, const ReviewContext& context) {
   ReviewAnswer answer;
-  ReviewInto(r, context, answer);
+  answer.uid = r.uid;
+  answer.summary = ObjectName(r);
+  AdmissionOutcome outcome = DecideOrFail(r, context, answer);
+  answer.kind = outcome.kind;
+  answer.body = EncodeAdmissionResponse(r, outcome, context.policy.failure_mode);
+  answer.warnings = std::move(outcome.warnings);  // the answer's body has them already
   return answer;
 }
 

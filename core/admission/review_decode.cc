@@ -9,8 +9,7 @@
 namespace gpuadmit {
 namespace {
 
-// The request read off `tape`, which it then keeps. Every path returns `request`, so the one
-// made by AdmissionRequestFrom is the one the caller gets: the request is never moved.
+// The request read off `tape`, which it then keeps.
 Result<AdmissionRequest> RequestOffTape(std::shared_ptr<const JsonTape> tape) {
   auto request = AdmissionRequestFrom(tape->root());
   if (request.ok()) {
