@@ -47,42 +47,37 @@ void VisitInputs(const PodRequest& pod, const Policy& policy, Visit&& visit) {
 
 }  // namespace
 
-PodRequest::PodRequest(std::string pod_ns, std::string pod_name, JsonView pod_spec,
-                       JsonView metadata, bool pod_is_pod, std::string_view gpu_container)
-    : ns(std::move(pod_ns)),
-      name(std::move(pod_name)),
-      is_pod(pod_is_pod),
-      labels(StringsOf(metadata, "labels")),
-      annotations(StringsOf(metadata, "annotations")),
-      needs(ReadPodRequirements(pod_spec, gpu_container)),
-      constraints(ReadSchedulingConstraints(pod_spec)),
-      spec(pod_spec) {}
-
 PodRequest PodRequest::From(std::string ns, std::string name, JsonView pod_spec, JsonView metadata,
                             bool is_pod, std::string_view gpu_container) {
-  return PodRequest(std::move(ns), std::move(name), pod_spec, metadata, is_pod, gpu_container);
+  return PodRequest{.ns = std::move(ns),
+                    .name = std::move(name),
+                    .is_pod = is_pod,
+                    .labels = StringsOf(metadata, "labels"),
+                    .annotations = StringsOf(metadata, "annotations"),
+                    .needs = ReadPodRequirements(pod_spec, gpu_container),
+                    .constraints = ReadSchedulingConstraints(pod_spec),
+                    .spec = pod_spec};
 }
 
 const ViewMap::value_type* PodRequest::InputEntry(const Policy& policy,
                                                   std::string_view key) const {
-  for (const auto& [input, entry] : Inputs(policy)) {
-    if (input == key) return entry;  // the first in lookup order, as VisitInputs stops there
-  }
-  return nullptr;
+  const ViewMap::value_type* found = nullptr;
+  VisitInputs(*this, policy, [&](std::string_view input, const ViewMap::value_type* entry) {
+    if (input != key) return false;
+    found = entry;  // the first in lookup order
+    return true;
+  });
+  return found;
 }
 
-const std::vector<std::pair<std::string_view, const ViewMap::value_type*>>& PodRequest::Inputs(
+std::vector<std::pair<std::string_view, const ViewMap::value_type*>> PodRequest::Inputs(
     const Policy& policy) const {
-  InputsMemo& memo = inputs_memo_;
-  if (memo.valid && memo.prefix == policy.annotation_prefix) return memo.inputs;
-  memo.inputs.clear();
-  VisitInputs(*this, policy, [&memo](std::string_view input, const ViewMap::value_type* entry) {
-    memo.inputs.emplace_back(input, entry);
+  std::vector<std::pair<std::string_view, const ViewMap::value_type*>> inputs;
+  VisitInputs(*this, policy, [&inputs](std::string_view input, const ViewMap::value_type* entry) {
+    inputs.emplace_back(input, entry);
     return false;
   });
-  memo.prefix = policy.annotation_prefix;
-  memo.valid = true;
-  return memo.inputs;
+  return inputs;
 }
 
 std::optional<std::string> PodRequest::Input(const Policy& policy, std::string_view key) const {

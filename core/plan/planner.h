@@ -65,36 +65,13 @@ struct PodRequest {
   // The value of the first of policy.InputKeys(key) present in the annotations, then in the
   // labels; nullopt when none is.
   std::optional<std::string> Input(const Policy& policy, std::string_view key) const;
-  // The same, as the (key, value) entry found; nullptr when none. Builds no string: every
-  // stage asks for a dozen keys on every review, and most pods carry none of them.
+  // The same, as the (key, value) entry found; nullptr when none.
   const ViewMap::value_type* InputEntry(const Policy& policy, std::string_view key) const;
   // Every input present, as (key without its prefix, entry), in the order InputEntry looks:
   // for a caller that asks for many keys (parallelism has 25 spellings), one pass instead.
-  // Kept in the request: valid while it lives, until Inputs is asked under another prefix.
-  const std::vector<std::pair<std::string_view, const ViewMap::value_type*>>& Inputs(
+  // The entries point into this request's maps.
+  std::vector<std::pair<std::string_view, const ViewMap::value_type*>> Inputs(
       const Policy& policy) const;
-
- private:
-  // From's fields, each made in place from what reads it (no read value is moved).
-  PodRequest(std::string pod_ns, std::string pod_name, JsonView pod_spec, JsonView metadata,
-             bool pod_is_pod, std::string_view gpu_container);
-
-  // Inputs() for the annotation prefix last asked about: InputEntry is called a dozen times a
-  // review, and each call would otherwise search both maps under both prefixes. The maps are
-  // not changed after From(); a copy or move of the request starts without the memo (its
-  // entries point into this request's maps).
-  struct InputsMemo {
-    InputsMemo() = default;
-    InputsMemo(const InputsMemo&) {}
-    InputsMemo& operator=(const InputsMemo&) {
-      valid = false;
-      return *this;
-    }
-    bool valid = false;
-    std::string prefix;
-    std::vector<std::pair<std::string_view, const ViewMap::value_type*>> inputs;
-  };
-  mutable InputsMemo inputs_memo_;
 };
 
 // Replace resource `from` by `to` in every container's limits and requests.

@@ -324,8 +324,8 @@ TEST(PodInputs, ListsEveryInputInTheOrderInputEntryLooks) {
   EXPECT_EQ(pod.InputEntry(policy, "dp-size"), nullptr);
 }
 
-// InputEntry remembers the inputs of the prefix it was last asked about: another prefix, and a
-// copy of the request (whose maps are its own), look again.
+// InputEntry looks under the policy's prefix; a copy of the request finds entries of its own
+// maps.
 TEST(PodInputs, InputEntryFollowsThePolicyPrefixAndACopysOwnMaps) {
   json metadata = {{"annotations", {{"gpuadmit.io/model", "a"}, {"acme.io/model", "b"}}}};
   json spec = {{"containers", json::array()}};
