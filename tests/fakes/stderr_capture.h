@@ -20,7 +20,8 @@
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <thread>
+
+#include "tests/fakes/wait_until.h"
 
 namespace gpuadmit::testing {
 
@@ -59,15 +60,9 @@ class StderrCapture {
     return text.str();
   }
 
-  // True once `text` occurs `count` times in what was written, within `timeout` (checked every
-  // 5 ms).
+  // True once `text` occurs `count` times in what was written, within `timeout`.
   bool WaitFor(std::string_view text, std::chrono::milliseconds timeout, size_t count = 1) const {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      if (Count(text) >= count) return true;
-      if (std::chrono::steady_clock::now() >= deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    return WaitUntil([&] { return Count(text) >= count; }, timeout);
   }
 
   size_t Count(std::string_view text) const {

@@ -9,7 +9,6 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/fakes/fake_kube_api_server.h"
@@ -17,6 +16,7 @@
 #include "tests/fakes/review_probe.h"
 #include "tests/fakes/stderr_capture.h"
 #include "tests/fakes/test_cluster.h"
+#include "tests/fakes/wait_until.h"
 #include "webhook/admission/admission_handler.h"
 #include "webhook/admission/shared_ledger.h"
 #include "webhook/kube/kube_source.h"
@@ -91,14 +91,13 @@ class KubeApiFaults : public ::testing::Test {
 
   // True once the API was asked for `resource` at least `count` times, within kPatience.
   bool WaitForRequests(const std::string& resource, size_t count) {
-    auto deadline = std::chrono::steady_clock::now() + kPatience;
-    for (;;) {
-      size_t n = 0;
-      for (const auto& r : api_.requests()) n += r.target.rfind("/api/v1/" + resource, 0) == 0;
-      if (n >= count) return true;
-      if (std::chrono::steady_clock::now() > deadline) return false;
-      std::this_thread::sleep_for(milliseconds(5));
-    }
+    return testing::WaitUntil(
+        [&] {
+          size_t n = 0;
+          for (const auto& r : api_.requests()) n += r.target.rfind("/api/v1/" + resource, 0) == 0;
+          return n >= count;
+        },
+        kPatience);
   }
 
   testing::StderrCapture log_lines_;  // first: outlives every thread that logs
