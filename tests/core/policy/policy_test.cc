@@ -66,16 +66,18 @@ TEST(ParsePolicy, TheShippedPolicyIsTheDefaultsPlusTheOmeWorkloadTheSimulatedH20
 }
 
 TEST(ParsePolicy, EveryYamlExampleInTheDocsIsAValidPolicy) {
-  const std::string doc = testing::ReadSourceFile("docs/policy.md");
   const std::string open = "```yaml\n";
   int examples = 0;
-  for (size_t at = doc.find(open); at != std::string::npos; at = doc.find(open, at)) {
-    at += open.size();
-    size_t end = doc.find("```", at);
-    ASSERT_NE(end, std::string::npos);
-    std::string example = doc.substr(at, end - at);
-    EXPECT_TRUE(ParsePolicy(example).ok()) << example << Joined(Issues(example));
-    ++examples;
+  for (const char* page : {"docs/policy.md", "docs/policy-gpu.md"}) {
+    const std::string doc = testing::ReadSourceFile(page);
+    for (size_t at = doc.find(open); at != std::string::npos; at = doc.find(open, at)) {
+      at += open.size();
+      size_t end = doc.find("```", at);
+      ASSERT_NE(end, std::string::npos) << page;
+      std::string example = doc.substr(at, end - at);
+      EXPECT_TRUE(ParsePolicy(example).ok()) << page << "\n" << example << Joined(Issues(example));
+      ++examples;
+    }
   }
   EXPECT_GE(examples, 12);  // one per section and sub-section at least
 }
