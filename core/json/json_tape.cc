@@ -47,9 +47,13 @@ std::unique_ptr<const JsonTape> JsonTape::Parse(std::string_view text, size_t ma
   ThreadParser& p = once != nullptr ? *once : thread;
   auto refuse = [&](simdjson::error_code code) -> std::unique_ptr<const JsonTape> {
     if (refusal != nullptr) {
-      *refusal = code == simdjson::DEPTH_ERROR
-                     ? "JSON nests deeper than " + std::to_string(max_depth) + " levels"
-                     : std::string("invalid JSON: ") + simdjson::error_message(code);
+      if (code == simdjson::DEPTH_ERROR) {
+        *refusal = "JSON nests deeper than " + std::to_string(max_depth) + " levels";
+      } else if (code == simdjson::NUMBER_ERROR) {  // also an integer past 64 bits
+        *refusal = "invalid JSON: a number that is malformed or past 64 bits";
+      } else {
+        *refusal = std::string("invalid JSON: ") + simdjson::error_message(code);
+      }
     }
     return nullptr;
   };

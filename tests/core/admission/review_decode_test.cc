@@ -190,5 +190,15 @@ TEST(DecodeForDecisions, CountsTheDepthOfEverySubtreeWhereTheWholeDecoderSkipsSt
   EXPECT_TRUE(DecodeAdmissionReview(body).ok());  // it skips status without counting its depth
 }
 
+TEST(DecodeForDecisions, RefusesAnIntegerPast64BitsThatTheWholeDecoderReadsAsADouble) {
+  json review = json::parse(ReadSourceFile("bench/fixtures/pod-review-3k.json"));
+  std::string body = review.dump();
+  body.insert(body.rfind('}'), R"(,"extra":123456789012345678901234567890)");
+  auto lean = DecodeForDecisions(body);
+  ASSERT_FALSE(lean.ok());
+  EXPECT_EQ(lean.error().message, "invalid JSON: a number that is malformed or past 64 bits");
+  EXPECT_TRUE(DecodeAdmissionReview(body).ok());
+}
+
 }  // namespace
 }  // namespace gpuadmit
