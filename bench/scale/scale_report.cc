@@ -70,7 +70,7 @@ void Report(const Options& o, const ScaleCluster& cluster, const std::string& ma
       std::to_string(r.nodes_differing), "0", true, r.nodes_differing == 0);
   row("RSS after watch (VmRSS / VmHWM)",
       Fixed(r.after_watch.rss_mib, 0) + " / " + Fixed(r.after_watch.hwm_mib, 0) + " MiB");
-  row("in process: ParseJsonKeeping + ReadPod + UpsertPod, a pod",
+  row("in process: JsonTape::Parse + ReadPod + UpsertPod, a pod",
       Fixed(r.parse_read_upsert_us, 2) + " us");
   row("ClusterState heap: nodes / pods",
       Fixed(r.state_nodes_mib, 0) + " MiB (" +

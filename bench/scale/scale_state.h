@@ -13,7 +13,7 @@
 #include "bench/scale/scale_cluster.h"
 #include "core/inventory/cluster_state.h"
 #include "core/json/json_reader.h"
-#include "core/json/json_trie_reader.h"
+#include "core/json/json_tape.h"
 #include "core/kube/kube_objects.h"
 
 namespace gpuadmit::bench {
@@ -23,13 +23,12 @@ inline void LoadScaleCluster(const ScaleCluster& cluster, ClusterState& state) {
   for (int i = 0; i < cluster.node_count(); ++i) {
     text.clear();
     cluster.AppendNode(text, i);
-    state.UpsertNode(ReadNode(ParseJsonKeeping(text, NodeFields(), 512).value()));
+    state.UpsertNode(ReadNode(JsonTape::Parse(text, 512)->root()));
   }
   for (int j = 0; j < cluster.pod_count(); ++j) {
     text.clear();
     cluster.AppendPod(text, j, cluster.InitialVersion(j));
-    state.UpsertPod(
-        ReadPod(ParseJsonKeeping(text, PodFields(), 512).value(), state.reservation_annotation()));
+    state.UpsertPod(ReadPod(JsonTape::Parse(text, 512)->root(), state.reservation_annotation()));
   }
 }
 

@@ -1,14 +1,15 @@
 // JsonTape: JSON text parsed by simdjson's DOM parser (Debian libsimdjson-dev) into a tape this
-// object owns, read through JsonView. The review reads the request off it directly, where it
-// once built an nlohmann DOM of the fields decisions read.
+// object owns, read through JsonView: reviews, and the inventory's List pages and watch events.
+// Nothing else is built: readers take what they need off the tape.
 //
-//   auto tape = JsonTape::Parse(body, kMaxJsonDepth);
-//   if (tape == nullptr) -> not JSON simdjson accepts: take the nlohmann path, which says why
+//   std::string why;
+//   auto tape = JsonTape::Parse(body, kMaxJsonDepth, &why);
+//   if (tape == nullptr) -> refused, and `why` says why
 //   JsonView root = tape->root();
 //
 // The text is fully validated: UTF-8, structure and every scalar. simdjson refuses a little
-// that nlohmann's readers accept (a lone surrogate escape, an integer past 64 bits), and nesting
-// deeper than `max_depth`: the caller falls back on those.
+// that ParseJson accepts (an integer past 64 bits, which RapidJSON reads as a double), and
+// nesting deeper than `max_depth`.
 //
 // Thread safety: Parse keeps one parser per thread, and each thread keeps the buffers of the
 // last tape it destroyed for its next parse; a parsed tape is immutable and may be read, and
@@ -34,7 +35,8 @@ class JsonTape {
   static constexpr size_t kLargestThreadText = 256 * 1024;
 
   // nullptr when simdjson refuses `text` (see above) or cannot allocate; then `refusal`, when
-  // given, says why: "JSON nests deeper than N levels" or "invalid JSON: <simdjson's reason>".
+  // given, says why: "JSON nests deeper than N levels", "invalid JSON: a number that is
+  // malformed or past 64 bits", or "invalid JSON: <simdjson's reason>".
   static std::unique_ptr<const JsonTape> Parse(std::string_view text, size_t max_depth,
                                                std::string* refusal = nullptr);
 

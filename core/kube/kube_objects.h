@@ -1,22 +1,23 @@
-// What the inventory keeps of Kubernetes Nodes and Pods, and the field tries that let a List page
-// or a watch event be parsed without building the parts nobody reads.
+// What the inventory keeps of Kubernetes Nodes and Pods, read through JsonView: off simdjson's
+// tape for List pages and watch events (the reflector), or off nlohmann values (files, the
+// simulator, the report).
 //
-//   auto page = ParseJsonKeeping(body, PodListFields(), 512);
-//   for (const json& item : page.value()["items"]) PodRecord p = ReadPod(item,
-//   "gpuadmit.io/reservation");
+//   auto page = JsonTape::Parse(body, kMaxJsonDepth);
+//   for (JsonView item : page->root()["items"].Elements()) {
+//     PodRecord p = ReadPod(item, "gpuadmit.io/reservation");
+//   }
 //
-// Thread safety: pure functions; the tries are immutable constants.
+// Thread safety: pure functions.
 #pragma once
 
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "core/json/field_trie.h"
+#include "core/json/json_view.h"
 #include "core/kube/requirements.h"
 #include "core/kube/scheduling.h"
 
@@ -81,23 +82,16 @@ struct PodRecord {
   std::shared_ptr<const QueuedFacts> queued;  // queued pods only; immutable, shared by copies
 };
 
-NodeFacts ReadNode(const nlohmann::json& node);
+NodeFacts ReadNode(JsonView node);
 
-// spec.priority of `pod_spec`; 0 when absent or outside int32 (the apiserver keeps it within).
-int32_t PodPriority(const nlohmann::json& pod_spec);
+// spec.priority of `pod_spec`; 0 when absent or outside int32 (the apiserver keeps it within; an
+// integer past INT64_MAX is first wrapped, as JsonView::integer() reads it).
+int32_t PodPriority(JsonView pod_spec);
 
 // `reservation_annotation` is the full key, e.g. "gpuadmit.io/reservation".
-PodRecord ReadPod(const nlohmann::json& pod, std::string_view reservation_annotation);
+PodRecord ReadPod(JsonView pod, std::string_view reservation_annotation);
 
 // "namespace/name" of an object, as PodRecord::key.
-std::string ObjectKey(const nlohmann::json& object);
-
-// Field tries: a Node, a Pod, a List page of either, a watch event of either.
-const FieldTrie& NodeFields();
-const FieldTrie& PodFields();
-const FieldTrie& NodeListFields();
-const FieldTrie& PodListFields();
-const FieldTrie& NodeEventFields();
-const FieldTrie& PodEventFields();
+std::string ObjectKey(JsonView object);
 
 }  // namespace gpuadmit

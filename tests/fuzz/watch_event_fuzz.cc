@@ -1,38 +1,71 @@
 // libFuzzer target: the watch-event decoder as the inventory runs it: a line of a watch stream
-// parsed through the Pod (first byte even) or Node (odd) field trie, read into a record, and
-// applied to a cluster state that is then published as a snapshot.
+// parsed onto simdjson's tape, its object read as a Pod (first byte even) or a Node (odd), and
+// applied to a cluster state that is then published as a snapshot. Differential: where
+// ParseJson also accepts the line, the record read off its nlohmann value is the same.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <string_view>
 
 #include "core/inventory/cluster_state.h"
-#include "core/json/json_fields.h"
-#include "core/json/json_trie_reader.h"
+#include "core/json/json_reader.h"
+#include "core/json/json_tape.h"
 #include "core/kube/kube_objects.h"
+
+namespace {
+
+void SameOrAbort(const gpuadmit::PodRecord& a, const gpuadmit::PodRecord& b) {
+  if (a.key != b.key || a.node != b.node || a.wanted_node != b.wanted_node ||
+      a.terminal != b.terminal || a.need != b.need || a.reservation != b.reservation ||
+      (a.queued == nullptr) != (b.queued == nullptr)) {
+    std::abort();
+  }
+}
+
+void SameOrAbort(const gpuadmit::NodeFacts& a, const gpuadmit::NodeFacts& b) {
+  if (a.name != b.name || a.labels != b.labels || a.allocatable != b.allocatable ||
+      a.ready != b.ready || a.unschedulable != b.unschedulable ||
+      a.taints.size() != b.taints.size()) {
+    std::abort();
+  }
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   bool pods = data[0] % 2 == 0;
   std::string_view line(reinterpret_cast<const char*>(data + 1), size - 1);
-  auto event = gpuadmit::ParseJsonKeeping(
-      line, pods ? gpuadmit::PodEventFields() : gpuadmit::NodeEventFields(), 512);
-  if (!event.ok() || !event.value().is_object()) return 0;
-  const nlohmann::json& doc = event.value();
-  std::string type = gpuadmit::StringAt(doc, {"type"});
-  auto object = doc.find("object");
-  if (object == doc.end() || !object->is_object()) return 0;
+  auto tape = gpuadmit::JsonTape::Parse(line, 512);
+  if (tape == nullptr) return 0;
+  auto [type_value, object] = tape->root().Fields({"type", "object"});
+  if (!object.is_object()) return 0;
+  std::string_view type = type_value.string();
+  auto dom = gpuadmit::ParseJson(line);
+  const nlohmann::json* dom_object =
+      dom.ok() && dom.value().is_object() && dom.value().contains("object")
+          ? &dom.value()["object"]
+          : nullptr;
 
   gpuadmit::ClusterState state("gpuadmit.io/reservation");
   if (pods) {
     if (type == "DELETED") {
-      state.DeletePod(gpuadmit::ObjectKey(*object));
+      state.DeletePod(gpuadmit::ObjectKey(object));
     } else {
-      state.UpsertPod(gpuadmit::ReadPod(*object, state.reservation_annotation()));
+      gpuadmit::PodRecord pod = gpuadmit::ReadPod(object, state.reservation_annotation());
+      if (dom_object != nullptr) {
+        SameOrAbort(pod, gpuadmit::ReadPod(*dom_object, state.reservation_annotation()));
+      }
+      state.UpsertPod(std::move(pod));
     }
-  } else if (type == "DELETED") {
-    state.DeleteNode(gpuadmit::ReadNode(*object).name);
   } else {
-    state.UpsertNode(gpuadmit::ReadNode(*object));
+    gpuadmit::NodeFacts node = gpuadmit::ReadNode(object);
+    if (dom_object != nullptr) SameOrAbort(node, gpuadmit::ReadNode(*dom_object));
+    if (type == "DELETED") {
+      state.DeleteNode(node.name);
+    } else {
+      state.UpsertNode(std::move(node));
+    }
   }
   gpuadmit::InventorySnapshot snapshot = state.Snapshot(1);
   for (const gpuadmit::NodeInventory& node : snapshot.nodes()) {

@@ -16,7 +16,7 @@ class KubeInventory::Sink final : public ReflectorSink {
     staged_nodes_.clear();
     staged_pods_.clear();
   }
-  void Add(const nlohmann::json& object) override {
+  void Add(JsonView object) override {
     if (pods_) {
       staged_pods_.push_back(ReadPod(object, owner_.options_.reservation_annotation));
     } else {
@@ -39,7 +39,7 @@ class KubeInventory::Sink final : public ReflectorSink {
   }
   bool listed() const { return listed_; }  // state_mu_ held
   void AbortReplace() override { BeginReplace(); }
-  void Apply(std::string_view type, const nlohmann::json& object) override {
+  void Apply(std::string_view type, JsonView object) override {
     // Read outside the lock: the publisher may hold it while it builds a snapshot.
     std::optional<PodRecord> pod;
     std::optional<NodeFacts> node;
@@ -81,13 +81,9 @@ KubeInventory::KubeInventory(KubeApi& nodes_api, KubeApi& pods_api, const Clock&
   pod_sink_ = std::make_unique<Sink>(*this, true);
   ReflectorOptions nodes = options_.nodes;
   nodes.path = "/api/v1/nodes";
-  nodes.list_fields = &NodeListFields();
-  nodes.event_fields = &NodeEventFields();
   ReflectorOptions pods = options_.pods;
   pods.path = "/api/v1/pods";
   pods.field_selector = std::string(kNonTerminalPods);
-  pods.list_fields = &PodListFields();
-  pods.event_fields = &PodEventFields();
   nodes_ = std::make_unique<Reflector>(nodes_api, clock, log, nodes, *node_sink_);
   pods_ = std::make_unique<Reflector>(pods_api, clock, log, pods, *pod_sink_);
 }

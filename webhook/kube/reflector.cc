@@ -2,18 +2,19 @@
 
 #include <algorithm>
 
-#include "core/json/json_fields.h"
 #include "core/json/json_reader.h"
-#include "core/json/json_trie_reader.h"
+#include "core/json/json_tape.h"
 
 namespace gpuadmit {
 namespace {
 
-using nlohmann::json;
-
-// Only what the inventory reads of a page or an event is built (simdjson On-Demand).
-Result<json> Parse(std::string_view text, const FieldTrie* fields) {
-  return ParseJsonKeeping(text, *fields, JsonReadOptions{}.max_depth);
+// A List page or a watch event on simdjson's tape: the sink reads what it needs through
+// JsonView, and nothing else is built.
+Result<std::unique_ptr<const JsonTape>> Parse(std::string_view text) {
+  std::string refusal;
+  auto tape = JsonTape::Parse(text, JsonReadOptions{}.max_depth, &refusal);
+  if (tape == nullptr) return Error{refusal};
+  return tape;
 }
 
 }  // namespace
@@ -108,7 +109,7 @@ bool Reflector::List() {
                 {{"path", options_.path}, {"status", std::to_string(response.value().status)}});
       break;
     }
-    auto page = Parse(response.value().body, options_.list_fields);
+    auto page = Parse(response.value().body);
     if (!page.ok()) {
       log_.Warn("list page unreadable", {{"path", options_.path}, {"error", page.error().message}});
       break;
@@ -117,12 +118,11 @@ bool Reflector::List() {
       sink_.BeginReplace();
       begun = true;
     }
-    if (auto items = page.value().find("items"); items != page.value().end() && items->is_array()) {
-      for (const json& item : *items) sink_.Add(item);
-    }
-    next = StringAt(page.value(), {"metadata", "continue"});
+    JsonView root = page.value()->root();
+    for (JsonView item : root["items"].Elements()) sink_.Add(item);
+    next = root.At({"metadata", "continue"}).string();
     if (next.empty()) {
-      resource_version_ = StringAt(page.value(), {"metadata", "resourceVersion"});
+      resource_version_ = root.At({"metadata", "resourceVersion"}).string();
       sink_.CommitReplace();
       synced_.store(true);
       MarkUp();
@@ -144,24 +144,22 @@ Reflector::WatchEnd Reflector::Watch() {
   bool relist = false;
   auto status = api_.Watch(path, [&](std::string_view line) {
     MarkUp();
-    auto event = Parse(line, options_.event_fields);
+    auto event = Parse(line);
     if (!event.ok()) {
       log_.Warn("watch event unreadable",
                 {{"path", options_.path}, {"error", event.error().message}});
       return true;
     }
-    std::string type = StringAt(event.value(), {"type"});
-    static const json kNoObject = json::object();
-    auto found = event.value().find("object");
-    const json& object = found != event.value().end() ? *found : kNoObject;
+    auto [type_value, object] = event.value()->root().Fields({"type", "object"});
+    std::string_view type = type_value.string();
     if (type == "ERROR") {
       // 410 Gone: the resourceVersion is too old to resume from. Any other error: relist too.
       log_.Info("watch error event; listing again",
-                {{"path", options_.path}, {"message", StringAt(object, {"message"})}});
+                {{"path", options_.path}, {"message", std::string(object["message"].string())}});
       relist = true;
       return false;
     }
-    std::string version = StringAt(object, {"metadata", "resourceVersion"});
+    std::string_view version = object.At({"metadata", "resourceVersion"}).string();
     if (!version.empty()) resource_version_ = version;
     if (type == "ADDED" || type == "MODIFIED" || type == "DELETED") sink_.Apply(type, object);
     return true;

@@ -17,12 +17,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <string_view>
 
-#include "core/json/field_trie.h"
+#include "core/json/json_view.h"
 #include "webhook/kube/kube_api.h"
 #include "webhook/os/clock.h"
 #include "webhook/telemetry/log.h"
@@ -30,23 +29,22 @@
 namespace gpuadmit {
 
 // What a reflector feeds. A relist arrives as Begin, one Add per object, then Commit (or Abort,
-// when the list failed part way and the sink should keep what it had).
+// when the list failed part way and the sink should keep what it had). An object is a view of
+// the parsed page or event, valid only during the call.
 class ReflectorSink {
  public:
   virtual ~ReflectorSink() = default;
   virtual void BeginReplace() = 0;
-  virtual void Add(const nlohmann::json& object) = 0;
+  virtual void Add(JsonView object) = 0;
   virtual void CommitReplace() = 0;
   virtual void AbortReplace() = 0;
   // A watch event: "ADDED", "MODIFIED" or "DELETED".
-  virtual void Apply(std::string_view type, const nlohmann::json& object) = 0;
+  virtual void Apply(std::string_view type, JsonView object) = 0;
 };
 
 struct ReflectorOptions {
   std::string path;                         // e.g. "/api/v1/pods"
   std::string field_selector;               // already URL-encoded; "" for none
-  const FieldTrie* list_fields = nullptr;   // what to build of a List page (nullptr: all)
-  const FieldTrie* event_fields = nullptr;  // what to build of a watch event (nullptr: all)
   int page_size = 500;
   // client-go's constants: 800 ms doubling to 30 s, with up to 100% jitter, reset after 2 min
   // healthy; tests shrink them.

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "core/json/json_reader.h"
-#include "core/json/json_trie_reader.h"
+#include "core/json/json_tape.h"
 #include "core/json/yaml_json.h"
 #include "tests/fakes/test_cluster.h"
 
@@ -330,23 +330,40 @@ TEST(ClusterState, PodsCarryingAReservationKeyAreReportedOnceWhenTheyArrive) {
   EXPECT_TRUE(state.TakeArrivedReservations().empty());
 }
 
-TEST(ReadPod, ReadsARealPodThroughTheFieldTrie) {
+TEST(ReadPod, ReadsARealPodAlikeOffTheTapeAndOffAnNlohmannValue) {
   std::string text =
       testing::ReadSourceFile("tests/fixtures/pods/pod-runai-reservation-nvidia-gpu-1.yaml");
   auto doc = YamlToJson(text);
   ASSERT_TRUE(doc.ok());
-  std::string compact = doc.value().dump();
-  auto trimmed = ParseJsonKeeping(compact, PodFields(), 512);
-  ASSERT_TRUE(trimmed.ok()) << trimmed.error().message;
-  EXPECT_FALSE(trimmed.value()["spec"].contains("volumes"));
-  EXPECT_FALSE(trimmed.value()["spec"]["containers"][0].contains("image"));
+  auto tape = JsonTape::Parse(doc.value().dump(), 512);
+  ASSERT_NE(tape, nullptr);
   PodRecord full = ReadPod(doc.value(), "gpuadmit.io/reservation");
-  PodRecord lean = ReadPod(trimmed.value(), "gpuadmit.io/reservation");
+  PodRecord lean = ReadPod(tape->root(), "gpuadmit.io/reservation");
   EXPECT_EQ(lean.key, full.key);
   EXPECT_EQ(lean.node, full.node);
   EXPECT_EQ(lean.need, (ResourceList{{"nvidia.com/gpu", 1}}));
   EXPECT_EQ(lean.need, full.need);
   EXPECT_EQ(lean.terminal, full.terminal);
+}
+
+TEST(ReadNode, ReadsARealNodeAlikeOffTheTapeAndOffAnNlohmannValue) {
+  auto doc = YamlToJson(testing::ReadSourceFile(
+      "tests/fixtures/nodes/a100-sxm4-40gb-mig-mixed-3x1g.5gb-1x2g.10gb-kubectl-edit.yaml"));
+  ASSERT_TRUE(doc.ok());
+  const json& node = doc.value();
+  auto tape = JsonTape::Parse(node.dump(), 512);
+  ASSERT_NE(tape, nullptr);
+  NodeFacts full = ReadNode(node);
+  NodeFacts lean = ReadNode(tape->root());
+  EXPECT_FALSE(full.name.empty());
+  EXPECT_EQ(lean.name, full.name);
+  EXPECT_EQ(lean.labels, full.labels);
+  EXPECT_EQ(lean.allocatable, full.allocatable);
+  EXPECT_EQ(lean.compute.cpu_milli, full.compute.cpu_milli);
+  EXPECT_EQ(lean.compute.memory_bytes, full.compute.memory_bytes);
+  EXPECT_EQ(lean.ready, full.ready);
+  EXPECT_EQ(lean.gpu.mig_counts, full.gpu.mig_counts);
+  EXPECT_FALSE(full.gpu.mig_counts.empty());
 }
 
 TEST(ReadPod, APendingPodPinnedToOneNodeSaysWhich) {
@@ -375,7 +392,7 @@ constexpr char kGatedPod[] = R"({"metadata":{"namespace":"ml","name":"train-0",
   "containers":[{"name":"c","image":"cuda","resources":{"limits":{"nvidia.com/gpu":"1"}}}]},
   "status":{"phase":"Pending"}})";
 
-TEST(ReadPod, KeepsSchedulingGatesAndPriorityThroughTheListAndWatchTries) {
+TEST(ReadPod, KeepsSchedulingGatesAndPriorityOffAListPageAndAWatchEvent) {
   json pod = json::parse(kGatedPod);
   PodRecord full = ReadPod(pod, "gpuadmit.io/reservation");
   ASSERT_NE(full.queued, nullptr);
@@ -384,12 +401,11 @@ TEST(ReadPod, KeepsSchedulingGatesAndPriorityThroughTheListAndWatchTries) {
   EXPECT_EQ(full.queued->priority, 1000);
   json list = {{"kind", "PodList"}, {"metadata", {{"resourceVersion", "7"}}}, {"items", {pod}}};
   json event = {{"type", "MODIFIED"}, {"object", pod}};
-  auto lean_list = ParseJsonKeeping(list.dump(), PodListFields(), 512);
-  auto lean_event = ParseJsonKeeping(event.dump(), PodEventFields(), 512);
-  ASSERT_TRUE(lean_list.ok() && lean_event.ok());
-  EXPECT_FALSE(lean_list.value()["items"][0]["spec"].contains("priorityClassName"));
-  for (const json* kept : {&lean_list.value()["items"][0], &lean_event.value()["object"]}) {
-    PodRecord lean = ReadPod(*kept, "gpuadmit.io/reservation");
+  auto list_tape = JsonTape::Parse(list.dump(), 512);
+  auto event_tape = JsonTape::Parse(event.dump(), 512);
+  ASSERT_TRUE(list_tape != nullptr && event_tape != nullptr);
+  for (JsonView kept : {list_tape->root()["items"][0], event_tape->root()["object"]}) {
+    PodRecord lean = ReadPod(kept, "gpuadmit.io/reservation");
     ASSERT_NE(lean.queued, nullptr);
     EXPECT_EQ(lean.queued->scheduling_gates, full.queued->scheduling_gates);
     EXPECT_EQ(lean.queued->priority, 1000);
