@@ -17,7 +17,7 @@
 // RapidJSON refuses it as too big. tests/core/admission/review_decode_test.cc checks that every
 // fixture is answered alike either way.
 //
-// Thread safety: pure function (a parser per thread is kept between calls).
+// Thread safety: pure function.
 #pragma once
 
 #include <string_view>

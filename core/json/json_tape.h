@@ -11,8 +11,7 @@
 // that ParseJson accepts (an integer past 64 bits, which RapidJSON reads as a double), and
 // nesting deeper than `max_depth`.
 //
-// Thread safety: Parse keeps one parser per thread, and each thread keeps the buffers of the
-// last tape it destroyed for its next parse; a parsed tape is immutable and may be read, and
+// Thread safety: Parse is a pure function; a parsed tape is immutable and may be read, and
 // destroyed, on any thread.
 #pragma once
 
@@ -31,9 +30,6 @@ namespace gpuadmit {
 
 class JsonTape {
  public:
-  // The texts a thread's own parser reads; its buffers grow to about ten bytes a byte of them.
-  static constexpr size_t kLargestThreadText = 256 * 1024;
-
   // nullptr when simdjson refuses `text` (see above) or cannot allocate; then `refusal`, when
   // given, says why: "JSON nests deeper than N levels", "invalid JSON: a number that is
   // malformed or past 64 bits", or "invalid JSON: <simdjson's reason>".
