@@ -3,7 +3,6 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -35,12 +34,6 @@ void Store(unsigned char* bytes, const T& value) {
 }
 
 dom::element_type TypeOf(const dom::element& e) { return e.type(); }
-
-// Whether two keys are one: the length and the first byte tell most apart without a call.
-bool SameKey(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         (a.empty() || (a[0] == b[0] && std::memcmp(a.data(), b.data(), a.size()) == 0));
-}
 
 // Calls visit(key, value) for each member of the object `object`, in document order, through
 // simdjson's object iterator.
@@ -181,29 +174,21 @@ JsonView JsonView::operator[](std::string_view key) const {
   // (BM_ReviewAsServed 10.3 -> 11.9 us), and this is the reader every other one calls.
   JsonView found;
   ForEachTapeMember(object, [&](std::string_view k, dom::element value) {
-    if (SameKey(k, key)) found = FromTape(value);  // a duplicate key: the last
+    if (k == key) found = FromTape(value);  // a duplicate key: the last
   });
   return found;
 }
 
 void JsonView::FieldsInto(const std::string_view* keys, JsonView* values, size_t n) const {
-  // Which of `keys` have each length (modulo 16): a member's key is compared with those alone,
-  // not with all n. A review's objects have a dozen members and its readers ask for up to eight;
-  // more keys than a KeySet holds are looked up one by one, as on nlohmann's DOM.
-  using KeySet = uint32_t;
-  if (kind_ != Kind::kTape || n > 8 * sizeof(KeySet)) {
+  if (kind_ != Kind::kTape) {
     for (size_t i = 0; i < n; ++i) values[i] = (*this)[keys[i]];
     return;
   }
   dom::element object = tape();
   if (TypeOf(object) != dom::element_type::OBJECT) return;
-  KeySet of_length[16] = {};
-  for (size_t i = 0; i < n; ++i) of_length[keys[i].size() % 16] |= KeySet{1} << i;
   ForEachTapeMember(object, [&](std::string_view key, dom::element value) {
-    for (KeySet candidates = of_length[key.size() % 16]; candidates != 0;
-         candidates &= candidates - 1) {
-      const int i = std::countr_zero(candidates);
-      if (SameKey(key, keys[i])) values[i] = FromTape(value);  // a duplicate: the last
+    for (size_t i = 0; i < n; ++i) {
+      if (key == keys[i]) values[i] = FromTape(value);  // a duplicate: the last
     }
   });
 }
@@ -333,20 +318,9 @@ std::vector<JsonView::Member> JsonView::Members() const {
     ForEachTapeMember(tape(), [&](std::string_view key, dom::element value) {
       members.push_back({key, FromTape(value)});
     });
-    // Key order, and of a duplicate key only its last occurrence, as nlohmann keeps it. Both in
-    // place: most objects have a handful of keys, which an insertion sort (stable) orders with
-    // no buffer; std::stable_sort would allocate one.
-    auto before = [](const Member& a, const Member& b) { return a.key < b.key; };
-    if (members.size() > 32) {
-      std::stable_sort(members.begin(), members.end(), before);
-    } else {
-      for (size_t i = 1; i < members.size(); ++i) {
-        Member m = members[i];
-        size_t j = i;
-        for (; j > 0 && before(m, members[j - 1]); --j) members[j] = members[j - 1];
-        members[j] = m;
-      }
-    }
+    // Key order, and of a duplicate key only its last occurrence, as nlohmann keeps it.
+    std::stable_sort(members.begin(), members.end(),
+                     [](const Member& a, const Member& b) { return a.key < b.key; });
     size_t kept = 0;
     for (size_t i = 0; i < members.size(); ++i) {
       if (i + 1 < members.size() && members[i].key == members[i + 1].key) continue;

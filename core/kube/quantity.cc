@@ -22,15 +22,6 @@ bool ScaleUp(Int& v, Int factor, int times) {
   return true;
 }
 
-// `v` (at least 0) times 2^`times`, as ScaleUp(v, 2, times) but in one shift: false when the
-// product passes kMaxMilli. Binary suffixes ask for 10 to 60 doublings ("Gi" is 30).
-bool ShiftUp(Int& v, int times) {
-  if (v == 0) return true;
-  if (times >= 63 || v > (kMaxMilli >> times)) return false;
-  v <<= times;
-  return true;
-}
-
 // 10^n for n <= 37 (the largest that fits Int with room to spare).
 Int PowerOfTen(int n) {
   Int r = 1;
@@ -60,13 +51,13 @@ Int ToMilli(Int mantissa, int fraction_digits, int base, int exponent) {
   int t = 3 - fraction_digits;
   if (t >= 0) {
     if (mantissa > kMaxMilli) return -1;
-    return ScaleUp(mantissa, 10, t) && ShiftUp(mantissa, exponent) ? mantissa : -1;
+    return ScaleUp(mantissa, 10, t) && ScaleUp(mantissa, 2, exponent) ? mantissa : -1;
   }
   // Whole part q x 2^exponent, then the fraction r / d x 2^exponent by binary long division.
   Int d = PowerOfTen(-t);  // -t <= 33: the mantissa has at most 36 digits
   Int q = mantissa / d;
   Int r = mantissa % d;
-  if (q > kMaxMilli || !ShiftUp(q, exponent)) return -1;
+  if (q > kMaxMilli || !ScaleUp(q, 2, exponent)) return -1;
   Int fraction = 0;
   for (int i = 0; i < exponent; ++i) {
     fraction *= 2;

@@ -86,22 +86,16 @@ std::optional<std::string> PodRequest::Input(const Policy& policy, std::string_v
   return std::string(entry->second);
 }
 
-PlanState::Changed& PlanState::Own() {
-  if (!own_) own_.emplace(Changed{*pod_containers_, *pod_effective_});
-  return *own_;
-}
-
 void PlanState::SetCount(size_t index, std::string_view resource, int64_t count,
                          const ResourceList& overhead) {
-  ContainerNeeds& c = Own().containers[index];
+  ContainerNeeds& c = containers_[index];
   c.limits[resource] = count;
   if (c.requests.contains(resource)) c.requests[resource] = count;
   Recompute(overhead);
 }
 
 void PlanState::Recompute(const ResourceList& overhead) {
-  Changed& own = Own();
-  own.effective = EffectiveRequest(own.containers, overhead);
+  effective_ = EffectiveRequest(containers_, overhead);
 }
 
 void PlanState::Swap(const std::string& from, const std::string& to, const ResourceList& overhead) {
@@ -112,7 +106,7 @@ void PlanState::Swap(const std::string& from, const std::string& to, const Resou
     list.erase(it);
     list[to] += n;
   };
-  for (ContainerNeeds& c : Own().containers) {
+  for (ContainerNeeds& c : containers_) {
     move_key(c.limits);
     move_key(c.requests);
   }

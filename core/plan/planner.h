@@ -135,17 +135,14 @@ struct PlanContext {
 class PlanState {
  public:
   PlanState() = default;
-  // Starts from the pod's `containers` and `effective` request, which must outlive the state
-  // and its copies (PodRequest::needs, as Plan holds it).
-  PlanState(const std::vector<ContainerNeeds>& containers, const ResourceList& effective)
-      : pod_containers_(&containers), pod_effective_(&effective) {}
+  // Starts from (a copy of) the pod's `containers` and `effective` request.
+  PlanState(std::vector<ContainerNeeds> containers, ResourceList effective)
+      : containers_(std::move(containers)), effective_(std::move(effective)) {}
 
   // With the counts and swaps decided so far.
-  const std::vector<ContainerNeeds>& containers() const {
-    return own_ ? own_->containers : *pod_containers_;
-  }
+  const std::vector<ContainerNeeds>& containers() const { return containers_; }
   // The pod's effective request, likewise.
-  const ResourceList& effective() const { return own_ ? own_->effective : *pod_effective_; }
+  const ResourceList& effective() const { return effective_; }
 
   // Sets container `index`'s count of `resource` (its limit, and its request when it names
   // one) and recomputes the effective request with the pod's `overhead`.
@@ -162,18 +159,10 @@ class PlanState {
   bool gated = false;
 
  private:
-  struct Changed {
-    std::vector<ContainerNeeds> containers;
-    ResourceList effective;
-  };
-  Changed& Own();
   void Recompute(const ResourceList& overhead);
 
-  static inline const std::vector<ContainerNeeds> kNoContainers;
-  static inline const ResourceList kNoResources;
-  const std::vector<ContainerNeeds>* pod_containers_ = &kNoContainers;
-  const ResourceList* pod_effective_ = &kNoResources;
-  std::optional<Changed> own_;  // the copy, once a stage changed it
+  std::vector<ContainerNeeds> containers_;
+  ResourceList effective_;
 };
 
 // Fills `claim` with `count` of `resource` on `node` and the node's free count of it: each

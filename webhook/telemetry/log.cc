@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <limits>
 
 #include "core/text/plain_run.h"
 
@@ -69,17 +68,13 @@ void AppendValue(std::string& line, std::string_view value) {
 void AppendLogTimestamp(std::string& out, std::chrono::system_clock::time_point t) {
   using std::chrono::milliseconds;
   using std::chrono::seconds;
-  thread_local std::time_t cached_second = std::numeric_limits<std::time_t>::min();
-  thread_local char second_text[std::size("2026-11-21T14:00:00")];
   seconds second = std::chrono::floor<seconds>(t.time_since_epoch());
   auto millis = std::chrono::duration_cast<milliseconds>(t.time_since_epoch() - second).count();
-  if (second.count() != cached_second) {
-    std::time_t whole = second.count();
-    std::tm utc{};
-    gmtime_r(&whole, &utc);
-    std::strftime(second_text, sizeof second_text, "%Y-%m-%dT%H:%M:%S", &utc);
-    cached_second = whole;
-  }
+  std::time_t whole = second.count();
+  std::tm utc{};
+  gmtime_r(&whole, &utc);
+  char second_text[std::size("2026-11-21T14:00:00")];
+  std::strftime(second_text, sizeof second_text, "%Y-%m-%dT%H:%M:%S", &utc);
   char fraction[] = {'.', static_cast<char>('0' + millis / 100),
                      static_cast<char>('0' + millis / 10 % 10),
                      static_cast<char>('0' + millis % 10), 'Z'};

@@ -36,8 +36,7 @@ enum class LogLevel { kDebug, kInfo, kWarn, kError };
 // Parses "debug", "info", "warn" or "error"; false for anything else.
 bool ParseLogLevel(std::string_view text, LogLevel& out);
 
-// Appends `t` as a line starts, in UTC to the millisecond: "2026-11-21T14:00:00.123Z". The text
-// of the second is kept per thread, so only a new second costs a strftime.
+// Appends `t` as a line starts, in UTC to the millisecond: "2026-11-21T14:00:00.123Z".
 void AppendLogTimestamp(std::string& out, std::chrono::system_clock::time_point t);
 
 class Logger {
