@@ -182,25 +182,15 @@ bool TlsConnection::Read(Clock::time_point now) {
 
 bool TlsConnection::HasWholeRequest() {
   std::string_view pending = std::string_view(in_).substr(in_used_);
-  parsed_ = ParseRequestHead(pending);
-  parsed_data_ = in_.data();
-  parsed_size_ = in_.size();
-  parsed_at_ = in_used_;
-  const HeadParse& p = parsed_;
+  HeadParse p = ParseRequestHead(pending);
   return p.state == HeadParse::kBad ||
          (p.state == HeadParse::kComplete && pending.size() - p.head_size >= p.head.content_length);
-}
-
-HeadParse TlsConnection::PendingHead(std::string_view pending) {
-  bool same = parsed_data_ == in_.data() && parsed_size_ == in_.size() && parsed_at_ == in_used_;
-  parsed_data_ = nullptr;  // used once: the next head starts further on
-  return same ? std::move(parsed_) : ParseRequestHead(pending);
 }
 
 void TlsConnection::ServeComplete(Clock::time_point now) {
   while (!close_after_write_ && in_used_ < in_.size()) {
     std::string_view pending = std::string_view(in_).substr(in_used_);
-    HeadParse p = PendingHead(pending);
+    HeadParse p = ParseRequestHead(pending);
     if (p.state == HeadParse::kIncomplete) return;
     if (p.state == HeadParse::kBad) {
       Respond({p.status, kJson, ErrorBody(p.reason), {}, /*close=*/true});

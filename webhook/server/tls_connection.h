@@ -85,9 +85,6 @@ class TlsConnection {
   bool Handshake(Clock::time_point now, Want& want);
   bool Read(Clock::time_point now);  // false: the connection failed
   bool HasWholeRequest();            // in_ holds a whole request, or a head to refuse
-  // The head at in_[in_used_..], parsed once: HasWholeRequest's parse, if in_ has not changed
-  // since, else a new one.
-  HeadParse PendingHead(std::string_view pending);
   void ServeComplete(Clock::time_point now);
   void Respond(HttpResponse r);
   bool Write(Clock::time_point now);  // false: the connection failed
@@ -115,11 +112,6 @@ class TlsConnection {
   size_t discard_left_ = 0;  // body bytes of a refused (413) request still to drop
   std::string in_;           // received plaintext; in_[in_used_..] is not consumed yet
   size_t in_used_ = 0;
-  // HasWholeRequest's parse of in_[in_used_..] and the buffer it read (its views point there).
-  HeadParse parsed_;
-  const char* parsed_data_ = nullptr;
-  size_t parsed_size_ = 0;
-  size_t parsed_at_ = 0;
   std::string out_;  // answers not written yet; out_[out_sent_..] is pending
   size_t out_sent_ = 0;
   Clock::time_point accepted_;
