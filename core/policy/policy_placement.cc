@@ -37,7 +37,11 @@ void ReadPlacement(const YAML::Node& node, const std::string& path, PolicyValida
                                        {"first-fit", PlacementStrategy::kFirstFit},
                                        {"worst-fit", PlacementStrategy::kWorstFit},
                                        {"score", PlacementStrategy::kScore},
-                                       {"fragmentation", PlacementStrategy::kFragmentation}},
+                                       {"fragmentation", PlacementStrategy::kFragmentation},
+                                       // The spellings of gpu-autoscaler's binPacking.strategy.
+                                       {"bestfit", PlacementStrategy::kBestFit},
+                                       {"firstfit", PlacementStrategy::kFirstFit},
+                                       {"worstfit", PlacementStrategy::kWorstFit}},
                                       out.strategy);
           }},
          {"affinity",

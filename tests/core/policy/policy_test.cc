@@ -292,6 +292,13 @@ placement:
        [](Policy& p) { p.placement.strategy = PlacementStrategy::kFirstFit; }},
       {"placement: {strategy: worst-fit}",
        [](Policy& p) { p.placement.strategy = PlacementStrategy::kWorstFit; }},
+      // gpu-autoscaler's spellings of the three.
+      {"placement: {strategy: bestfit}",
+       [](Policy& p) { p.placement.strategy = PlacementStrategy::kBestFit; }},
+      {"placement: {strategy: firstfit}",
+       [](Policy& p) { p.placement.strategy = PlacementStrategy::kFirstFit; }},
+      {"placement: {strategy: worstfit}",
+       [](Policy& p) { p.placement.strategy = PlacementStrategy::kWorstFit; }},
   });
 }
 
@@ -527,7 +534,7 @@ TEST(ParsePolicy, ReportsBadPlacementSettings) {
     - {weight: 5}
 )",
        {"2:13: placement.strategy must be one of most-idle, best-fit, first-fit, worst-fit, "
-        "score, fragmentation, not \"fastest\"",
+        "score, fragmentation, bestfit, firstfit, worstfit, not \"fastest\"",
         "3:13: placement.affinity must be one of preferred, required, not \"maybe\"",
         "4:20: placement.preferredWeight must be between 1 and 100, not 0",
         "5:26: placement.idle.maxUtilization must be between 0 and 100, not 101",
