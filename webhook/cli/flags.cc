@@ -31,6 +31,9 @@ std::string Flags::Parse(int argc, char** argv, int first) {
         if (i + 1 >= argc) return "flag --" + name + " needs a value";
         value = argv[++i];
       }
+      if (all_.count(name) > 0 && repeatable_.count(name) == 0) {
+        return "flag --" + name + " given twice; it takes one value";
+      }
       values_[name] = value;
       all_[name].push_back(value);
     } else {

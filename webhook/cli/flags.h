@@ -1,7 +1,9 @@
 // Flags: the command line of one gpuadmit subcommand, "--name value" or "--name=value", plus
-// positional arguments. Declared flags only: an unknown flag is an error, not a surprise.
+// positional arguments. Declared flags only: an unknown flag is an error, not a surprise, and so
+// is a second value for a flag that takes one (it would otherwise silently replace the first).
 //
 //   Flags f({"policy", "cluster"}, {"explain"});
+//   Flags many({"policy", "strategy"}, {}, /*repeatable=*/{"policy", "strategy"});
 //   if (auto err = f.Parse(argc, argv); !err.empty()) usage error;
 //   std::string policy = f.Value("policy");
 //
@@ -17,15 +19,19 @@ namespace gpuadmit {
 
 class Flags {
  public:
-  // `valued` take a value; `switches` do not.
-  Flags(std::set<std::string> valued, std::set<std::string> switches)
-      : valued_(std::move(valued)), switches_(std::move(switches)) {}
+  // `valued` take a value; `switches` do not; those of `valued` also in `repeatable` may be
+  // given more than once (Values()).
+  Flags(std::set<std::string> valued, std::set<std::string> switches,
+        std::set<std::string> repeatable = {})
+      : valued_(std::move(valued)),
+        switches_(std::move(switches)),
+        repeatable_(std::move(repeatable)) {}
 
   // Parses argv[first..argc). Returns "" or a one-line error.
   std::string Parse(int argc, char** argv, int first);
 
   bool Has(const std::string& name) const { return values_.count(name) > 0; }
-  // The last value given for `name`, or `fallback`.
+  // The value given for `name` (the last, for a repeatable flag), or `fallback`.
   std::string Value(const std::string& name, const std::string& fallback = "") const;
   // Every value given for a repeatable flag, in order (--policy a --policy b).
   std::vector<std::string> Values(const std::string& name) const;
@@ -34,6 +40,7 @@ class Flags {
  private:
   std::set<std::string> valued_;
   std::set<std::string> switches_;
+  std::set<std::string> repeatable_;
   std::map<std::string, std::string> values_;
   std::map<std::string, std::vector<std::string>> all_;
   std::vector<std::string> positional_;

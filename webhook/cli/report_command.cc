@@ -127,7 +127,7 @@ bool ParseNumber(const std::string& text, double& out) {
 int ReportCommand(int argc, char** argv) {
   Flags f({"cluster", "kubeconfig", "context", "prometheus", "dcgm-file", "samples", "interval",
            "gpuadmit-metrics", "underused-allocation", "underused-utilization", "o", "output"},
-          {});
+          {}, {"dcgm-file"});
   if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("report", err);
   if (!f.positional().empty()) return UsageError("report", "no positional arguments");
   if (f.Has("cluster") && f.Has("kubeconfig")) {

@@ -201,7 +201,7 @@ int SimulateCommand(int argc, char** argv) {
   Flags f({"cluster", "workload", "trace", "nodes", "pods", "policy", "strategy", "seed",
            "replicas", "watch-delay", "bind-delay", "nodes-to-score", "shared-fraction",
            "shared-replicas", "inflate", "o", "output", "svg", "trace-times"},
-          {"queue"});
+          {"queue"}, {"policy", "strategy", "seed"});
   if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("simulate", err);
   if (!f.positional().empty()) return UsageError("simulate", "no positional arguments");
   std::string format = f.Value("o", f.Value("output", "table"));

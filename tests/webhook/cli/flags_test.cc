@@ -23,6 +23,15 @@ TEST(Flags, UnknownFlagsAndMissingValuesAreErrors) {
             "flag --policy needs a value");
 }
 
+TEST(Flags, ASecondValueIsAnErrorUnlessTheFlagRepeats) {
+  const char* twice[] = {"--dcgm-file", "a.txt", "--dcgm-file=b.txt"};
+  EXPECT_EQ(Flags({"dcgm-file"}, {}).Parse(3, const_cast<char**>(twice), 0),
+            "flag --dcgm-file given twice; it takes one value");
+  Flags window({"dcgm-file"}, {}, {"dcgm-file"});
+  ASSERT_EQ(window.Parse(3, const_cast<char**>(twice), 0), "");
+  EXPECT_EQ(window.Values("dcgm-file"), (std::vector<std::string>{"a.txt", "b.txt"}));
+}
+
 TEST(SplitHostPort, ReadsV4V6AndBarePorts) {
   std::string host;
   int port = 0;
