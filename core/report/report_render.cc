@@ -17,20 +17,34 @@ std::string Gpus(double gpus) {
   return fmt::format("{:.2f}", gpus);
 }
 
+// "1 node", "2 nodes".
+std::string Count(size_t n, std::string_view thing) {
+  return fmt::format("{} {}{}", n, thing, n == 1 ? "" : "s");
+}
+
+// "1 GPU", "8 GPUs", "0.86 GPUs".
+std::string GpuCount(double gpus) { return Gpus(gpus) + (Gpus(gpus) == "1" ? " GPU" : " GPUs"); }
+
 double Rounded(double v) { return std::round(v * 100) / 100; }
 
 json Rounded(const std::optional<double>& v) { return v ? json(Rounded(*v)) : json(); }
 
 void ConsolidationText(const Consolidation& c, std::string& out) {
+  if (c.pods_packed == 0 && c.pods_pinned == 0) {
+    fmt::format_to(std::back_inserter(out),
+                   "Consolidation opportunities found: none, no GPU pods on the {} analysed "
+                   "({})\n",
+                   Count(c.gpu_nodes, "GPU node"), GpuCount(c.capacity_gpus));
+    return;
+  }
   fmt::format_to(std::back_inserter(out),
-                 "Consolidation opportunities found: underutilizedNodes={}, potentialSavings={} "
-                 "GPUs\n",
-                 c.underused.size(), Gpus(c.potential_savings_gpus));
+                 "Consolidation opportunities found: underutilizedNodes={}, potentialSavings={}\n",
+                 c.underused.size(), GpuCount(c.potential_savings_gpus));
   fmt::format_to(std::back_inserter(out),
-                 "GPU nodes analysed: {} ({} GPUs, {} allocated); {} GPU pods on {} nodes, on {} "
-                 "after repacking\n",
-                 c.gpu_nodes, Gpus(c.capacity_gpus), Gpus(c.allocated_gpus), c.pods_packed,
-                 c.nodes_in_use, c.nodes_in_use_after);
+                 "GPU nodes analysed: {} ({}, {} allocated); {} on {}, on {} after repacking\n",
+                 c.gpu_nodes, GpuCount(c.capacity_gpus), Gpus(c.allocated_gpus),
+                 Count(c.pods_packed, "GPU pod"), Count(c.nodes_in_use, "node"),
+                 c.nodes_in_use_after);
   for (const UnderusedNode& u : c.underused) {
     std::string measured;
     if (u.utilization_percent) {
@@ -43,8 +57,8 @@ void ConsolidationText(const Consolidation& c, std::string& out) {
                    measured);
   }
   for (const PodMove& m : c.moves) {
-    fmt::format_to(std::back_inserter(out), "Move: pod {} from {} to {} ({} GPUs)\n", m.pod, m.from,
-                   m.to, Gpus(m.gpus));
+    fmt::format_to(std::back_inserter(out), "Move: pod {} from {} to {} ({})\n", m.pod, m.from,
+                   m.to, GpuCount(m.gpus));
   }
   for (const std::string& node : c.freed_nodes) {
     fmt::format_to(std::back_inserter(out), "Freed: node {} holds no GPU pod after repacking\n",

@@ -132,7 +132,7 @@ def case_text(args, p):
           in lines, lines)
     check("text: the copy moves to the first T4 node",
           "Move: pod runai-reservation/runai-reservation-gpu-qa-mig-worker-gpu-2-abcde from "
-          "%s to %s (1 GPUs)" % (T4_COPY, T4) in lines, lines)
+          "%s to %s (1 GPU)" % (T4_COPY, T4) in lines, lines)
     check("text: the second T4 node is freed",
           "Freed: node %s holds no GPU pod after repacking" % T4_COPY in lines, lines)
     check("text: sections without input say so",

@@ -45,6 +45,20 @@ TEST(ReportText, SeedPhrasingWithoutMetricsOrCounters) {
             "Time-slicing: no GPU metrics given (--dcgm-file or --prometheus)\n");
 }
 
+TEST(ReportText, SaysSoWhenThereAreNoGpuPodsAndCountsInTheSingular) {
+  ReportInput empty;
+  empty.nodes = {GpuNode("gpu-node-01", 8)};
+  std::string text = ReportText(BuildReport(empty, {}));
+  EXPECT_EQ(text.substr(0, text.find('\n') + 1),
+            "Consolidation opportunities found: none, no GPU pods on the 1 GPU node analysed "
+            "(8 GPUs)\n");
+  ReportInput one;
+  one.nodes = {GpuNode("gpu-node-01", 8), GpuNode("gpu-node-02", 1)};
+  one.pods = {GpuPod("ml/a", "gpu-node-02", 1)};
+  text = ReportText(BuildReport(one, {}));
+  EXPECT_NE(text.find("; 1 GPU pod on 1 node, on 1 after repacking\n"), std::string::npos) << text;
+}
+
 TEST(ReportText, EverySectionWithMetricsAndCounters) {
   Report r = BuildReport(SeedCluster(true), {});
   EXPECT_EQ(ReportText(r),
