@@ -23,7 +23,10 @@ std::string Count(size_t n, std::string_view thing) {
 }
 
 // "1 GPU", "8 GPUs", "0.86 GPUs".
-std::string GpuCount(double gpus) { return Gpus(gpus) + (Gpus(gpus) == "1" ? " GPU" : " GPUs"); }
+std::string GpuCount(double gpus) {
+  std::string n = Gpus(gpus);
+  return n + (n == "1" ? " GPU" : " GPUs");
+}
 
 double Rounded(double v) { return std::round(v * 100) / 100; }
 
