@@ -17,7 +17,7 @@ endif
 
 # Everything the build, the tests and the benchmarks use (DESIGN.md, "Dependencies").
 DEBS := cmake g++ make pkg-config libcpp-httplib-dev libssl-dev nlohmann-json3-dev libfmt-dev \
-        libyaml-cpp-dev rapidjson-dev libsimdjson-dev libjemalloc-dev libgtest-dev libgmock-dev libbenchmark-dev openssl curl \
+        libyaml-cpp-dev libsimdjson-dev libjemalloc-dev libgtest-dev libgmock-dev libbenchmark-dev openssl curl \
         python3 python3-jsonpatch python3-yaml wrk nginx-light valgrind prometheus chromium bolt-16
 
 # make image / make test-image: Debian's tools that build and run OCI images (image/).

@@ -19,7 +19,6 @@
 #include "bench/scale/scale_state.h"
 #include "core/inventory/cluster_state.h"
 #include "core/inventory/inventory_gauges.h"
-#include "core/json/json_reader.h"
 #include "core/kube/kube_objects.h"
 #include "webhook/admission/admission_handler.h"
 #include "webhook/telemetry/metrics.h"

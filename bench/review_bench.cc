@@ -11,7 +11,6 @@
 #include "bench/between_iterations.h"
 #include "core/admission/admission.h"
 #include "core/admission/review.h"
-#include "core/admission/review_decode.h"
 #include "core/inventory/reservation_ledger.h"
 #include "core/plan/command_line.h"
 #include "core/plan/workload_type.h"
@@ -188,34 +187,26 @@ void BM_DetectWorkloadType(benchmark::State& state) {
 }
 BENCHMARK(BM_DetectWorkloadType)->ArgName("vllm")->Arg(0)->Arg(1);
 
-void BM_DecodeOnly(benchmark::State& state) {
+// The decode Review does: the body parsed into simdjson's tape, the request's fields read off it.
+void BM_DecodeAdmissionReview(benchmark::State& state) {
   for (auto _ : state) {
     auto request = DecodeAdmissionReview(Body());
     benchmark::DoNotOptimize(request);
   }
 }
-BENCHMARK(BM_DecodeOnly);
+BENCHMARK(BM_DecodeAdmissionReview);
 
-// What Review decodes: the fields decisions read, from simdjson's DOM.
-void BM_DecodeForDecisions(benchmark::State& state) {
-  for (auto _ : state) {
-    auto request = DecodeForDecisions(Body());
-    benchmark::DoNotOptimize(request);
-  }
-}
-BENCHMARK(BM_DecodeForDecisions);
-
-// BM_DecodeForDecisions with the caches evicted before each decode.
-void BM_DecodeForDecisionsCold(benchmark::State& state) {
+// BM_DecodeAdmissionReview with the caches evicted before each decode.
+void BM_DecodeAdmissionReviewCold(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     EvictCaches(state.range(0), state.range(1) != 0);
     state.ResumeTiming();
-    auto request = DecodeForDecisions(Body());
+    auto request = DecodeAdmissionReview(Body());
     benchmark::DoNotOptimize(request);
   }
 }
-BENCHMARK(BM_DecodeForDecisionsCold)
+BENCHMARK(BM_DecodeAdmissionReviewCold)
     ->Iterations(1000)
     ->ArgNames({"evict_kib", "huge"})
     ->Args({65536, 0});

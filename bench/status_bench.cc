@@ -17,7 +17,6 @@
 #include "bench/scale/scale_cluster.h"
 #include "bench/scale/scale_state.h"
 #include "core/inventory/cluster_state.h"
-#include "core/json/json_reader.h"
 #include "core/kube/kube_objects.h"
 #include "webhook/admission/admission_handler.h"
 #include "webhook/status/status_json.h"

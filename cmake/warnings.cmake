@@ -31,8 +31,7 @@ endif()
 if(GPUADMIT_FUZZ)
   target_compile_options(gpuadmit_sanitizers INTERFACE
                          -fsanitize=fuzzer-no-link,address,undefined
-                         -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-                         -fsanitize-ignorelist=${PROJECT_SOURCE_DIR}/cmake/fuzz-ignorelist.txt)
+                         -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   target_link_options(gpuadmit_sanitizers INTERFACE -fsanitize=address,undefined)
 endif()
 target_link_libraries(gpuadmit_warnings INTERFACE gpuadmit_sanitizers)

@@ -38,7 +38,6 @@
 #include "bench/scale/scale_report.h"
 #include "core/admission/review.h"
 #include "core/inventory/cluster_state.h"
-#include "core/json/json_reader.h"
 #include "core/json/json_tape.h"
 #include "core/kube/kube_objects.h"
 #include "core/plan/planner.h"

@@ -12,7 +12,6 @@
 
 #include "bench/scale/scale_cluster.h"
 #include "core/inventory/cluster_state.h"
-#include "core/json/json_reader.h"
 #include "core/json/json_tape.h"
 #include "core/kube/kube_objects.h"
 

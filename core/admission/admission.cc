@@ -1,27 +1,17 @@
 #include "core/admission/admission.h"
 
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "core/admission/base64.h"
-#include "core/json/json_reader.h"
 #include "core/json/json_writer.h"
 
 namespace gpuadmit {
 namespace {
 
 using nlohmann::json;
-
-// Parts of the admitted objects no decision reads; left out of the DOM, they cost nothing.
-// managedFields is often a third of a pod's JSON.
-constexpr std::string_view kObjectManagedFields[] = {"request", "object", "metadata",
-                                                     "managedFields"};
-constexpr std::string_view kOldManagedFields[] = {"request", "oldObject", "metadata",
-                                                  "managedFields"};
-constexpr std::string_view kObjectStatus[] = {"request", "object", "status"};
-constexpr std::string_view kOldStatus[] = {"request", "oldObject", "status"};
-constexpr JsonKeyPath kUnreadSubtrees[] = {kObjectManagedFields, kOldManagedFields, kObjectStatus,
-                                           kOldStatus};
 
 constexpr std::string_view kV1 = "admission.k8s.io/v1";
 constexpr std::string_view kV1Beta1 = "admission.k8s.io/v1beta1";
@@ -38,11 +28,6 @@ bool ParseOperation(std::string_view text, Operation& out) {
   else
     return false;
   return true;
-}
-
-json TakeField(json& object, const char* key) {
-  auto it = object.find(key);
-  return it == object.end() ? json() : std::move(*it);
 }
 
 std::string Text(JsonView value) { return std::string(value.string()); }
@@ -73,8 +58,8 @@ std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings) {
   return out;
 }
 
-// AdmissionRequestFrom's reading, into the request its caller made in place: the error, or
-// nullopt when `r` holds every field.
+// Every field of the request but object and oldObject, into `r`: the error, or nullopt when `r`
+// holds them all.
 std::optional<Error> ReadRequestFields(JsonView doc, AdmissionRequest& r) {
   if (!doc.is_object()) return Error{"body is not a JSON object"};
 
@@ -119,32 +104,16 @@ std::optional<Error> ReadRequestFields(JsonView doc, AdmissionRequest& r) {
 }  // namespace
 
 Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body) {
-  JsonReadOptions options;
-  options.max_depth = kMaxJsonDepth;
-  options.skip = kUnreadSubtrees;
-  auto parsed = ParseJson(body, options);
-  if (!parsed.ok()) return parsed.error();
-  json& doc = parsed.value();
-  auto r = AdmissionRequestFrom(JsonView(doc));
-  if (!r.ok()) return r;
-  json& request = doc["request"];
-  r.value().object = TakeField(request, "object");
-  r.value().old_object = TakeField(request, "oldObject");
-  return r;
-}
-
-Result<AdmissionRequest> AdmissionRequestFrom(JsonView doc) {
+  std::string refusal;
+  std::shared_ptr<const JsonTape> tape = JsonTape::Parse(body, kMaxJsonDepth, &refusal);
+  if (tape == nullptr) return Error{std::move(refusal)};
   AdmissionRequest r;
-  if (std::optional<Error> error = ReadRequestFields(doc, r)) return *std::move(error);
+  if (std::optional<Error> error = ReadRequestFields(tape->root(), r)) return *std::move(error);
+  auto [object, old_object] = tape->root()["request"].Fields({"object", "oldObject"});
+  r.object = object;
+  r.old_object = old_object;
+  r.tape = std::move(tape);
   return r;
-}
-
-JsonView AdmissionRequest::Object() const {
-  return tape != nullptr ? tape_object : JsonView(object);
-}
-
-JsonView AdmissionRequest::OldObject() const {
-  return tape != nullptr ? tape_old_object : JsonView(old_object);
 }
 
 AdmissionOutcome AdmissionOutcome::Allow(std::vector<std::string> warnings) {

@@ -36,35 +36,20 @@ struct AdmissionRequest {
   std::string ns;
   Operation operation = Operation::kCreate;
   bool dry_run = false;
-  // The object and oldObject, as DecodeAdmissionReview builds them: null when absent (DELETE,
-  // CREATE), and null when the request was read off a tape instead.
-  nlohmann::json object;
-  nlohmann::json old_object;
-  // The parsed body DecodeForDecisions reads the request off, null for DecodeAdmissionReview;
-  // and its request.object and request.oldObject (a tape does not move when the request does).
+  // The parsed body the request was read off (DecodeAdmissionReview), and its request.object
+  // and request.oldObject on it: absent when the review has none. A tape does not move when the
+  // request does, so the views stay good as long as the request keeps the tape.
   std::shared_ptr<const JsonTape> tape;
-  JsonView tape_object;
-  JsonView tape_old_object;
-
-  // The object and oldObject, wherever they are: on the tape, or the values above. Absent or
-  // null when the review has none.
-  JsonView Object() const;
-  JsonView OldObject() const;
+  JsonView object;
+  JsonView old_object;
 };
 
-// Deepest JSON nesting accepted. Kubernetes objects nest about 20 deep; the apiserver's own
-// decoder stops at 10,000. 512 keeps every recursive walk of a document far from the stack's end.
-inline constexpr int kMaxJsonDepth = 512;
-
-// Decodes an AdmissionReview body. Errors (one line, for an HTTP 400) when the body is not JSON
-// or not UTF-8, nests deeper than kMaxJsonDepth, is not an admission.k8s.io/v1 or v1beta1
-// AdmissionReview, or has no request, uid, kind or operation. The object itself is not
-// interpreted here; its metadata.managedFields and status, which no decision reads, are dropped.
+// Decodes an AdmissionReview body, the one way at every size: the body is parsed into a JsonTape
+// that the request keeps, and decisions read the object and oldObject off it (Object()); no DOM
+// is built. Errors (one line, for an HTTP 400) when the body is not JSON (JsonTape's words),
+// nests deeper than kMaxJsonDepth, is not an admission.k8s.io/v1 or v1beta1 AdmissionReview, or
+// has no request, uid, kind or operation. The object itself is not interpreted here.
 Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body);
-
-// The checks and fields of DecodeAdmissionReview, for a body already parsed: the same errors, and
-// every field but object and oldObject, which the caller keeps where they are (its tape).
-Result<AdmissionRequest> AdmissionRequestFrom(JsonView doc);
 
 // What a review decided. Error is a failure inside gpuadmit: it is answered as the policy's
 // failure mode says (open: allowed with a warning; closed: denied).

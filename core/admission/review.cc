@@ -6,7 +6,6 @@
 #include <tuple>
 
 #include "core/admission/mutations.h"
-#include "core/admission/review_decode.h"
 #include "core/kube/workload.h"
 #include "core/plan/planner.h"
 #include "core/text/append.h"
@@ -31,7 +30,7 @@ void AppendAsked(const ResourceList& effective, std::string& asked) {
 // created through generateName is admitted before it has a name).
 std::string Name(const AdmissionRequest& r) {
   if (!r.name.empty()) return r.name;
-  JsonView metadata = r.Object()["metadata"];
+  JsonView metadata = r.object["metadata"];
   std::string_view name = metadata["name"].string();
   return std::string(name.empty() ? metadata["generateName"].string() : name);
 }
@@ -79,7 +78,7 @@ Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, co
                         const ReviewContext& context, Reservations& reservations) {
   std::string annotation = context.policy.Annotation("reservation");
   std::string owner = Owner(r);
-  std::string key = ExistingAnnotation(r.Object(), at, annotation);
+  std::string key = ExistingAnnotation(r.object, at, annotation);
   if (key.empty() || !reservations.Holds(key, owner)) key = r.uid;
   PlanContext plan{context.snapshot, context.policy, context.metrics, &reservations, key};
   plan.explain = context.explain;
@@ -113,7 +112,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
     return AdmissionOutcome::Allow();
   }
   if (!IsKnownKind(r.kind, policy.workloads)) return AdmissionOutcome::Allow();
-  const JsonView object = r.Object();
+  const JsonView object = r.object;
   auto locations = FindPodSpecs(r.kind, object, policy.workloads);
   if (!locations.ok()) return AdmissionOutcome::Fail(locations.error().message);
 
@@ -122,7 +121,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
   for (const PodSpecLocation& at : locations.value()) {
     if (r.operation == Operation::kUpdate) {
       // A Pod's resources are immutable; a template is replanned only when its GPU ask changed.
-      if (at.is_pod || GpuAsk(object, at) == GpuAsk(r.OldObject(), at)) continue;
+      if (at.is_pod || GpuAsk(object, at) == GpuAsk(r.old_object, at)) continue;
     }
     PodRequest pod = PodRequest::From(r.ns, answer.summary, object.AtPointer(at.spec),
                                       object.AtPointer(at.metadata), at.is_pod, at.gpu_container);
@@ -178,7 +177,7 @@ Result<ReviewAnswer> Review(std::string_view body, const InventorySnapshot& snap
 }
 
 Result<ReviewAnswer> Review(std::string_view body, const ReviewContext& context) {
-  auto request = DecodeForDecisions(body);
+  auto request = DecodeAdmissionReview(body);
   if (!request.ok()) return request.error();
   return ReviewRequest(request.value(), context);
 }

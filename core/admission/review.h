@@ -55,7 +55,7 @@ struct ReviewContext {
 // decisions that need free counts are skipped: the object passes unchanged, with a warning.
 Result<ReviewAnswer> Review(std::string_view body, const ReviewContext& context);
 
-// Review after decoding: what Review answers for `request` (DecodeForDecisions of the body).
+// Review after decoding: what Review answers for `request` (DecodeAdmissionReview of the body).
 ReviewAnswer ReviewRequest(const AdmissionRequest& request, const ReviewContext& context);
 
 // The same without GPU metrics.

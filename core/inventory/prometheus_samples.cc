@@ -1,13 +1,12 @@
 #include "core/inventory/prometheus_samples.h"
 
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <system_error>
+
+#include "core/json/json_tape.h"
 
 namespace gpuadmit {
 namespace {
@@ -188,60 +187,46 @@ ExpositionSamples ParseExposition(std::string_view text) {
 }
 
 Result<std::vector<PromSample>> ParseInstantQueryAnswer(std::string_view body) {
-  rapidjson::Document doc;
-  doc.Parse(body.data(), body.size());
-  if (doc.HasParseError()) {
-    return AnswerError("invalid JSON at byte " + std::to_string(doc.GetErrorOffset()) + ": " +
-                       rapidjson::GetParseError_En(doc.GetParseError()));
+  std::string refusal;
+  auto tape = JsonTape::Parse(body, kMaxJsonDepth, &refusal);
+  if (tape == nullptr) return AnswerError(refusal);
+  JsonView doc = tape->root();
+  if (!doc.is_object()) return AnswerError("not a JSON object");
+  auto [status, error_type, error, data] = doc.Fields({"status", "errorType", "error", "data"});
+  if (status.string() == "error") {
+    return AnswerError("status error: " + std::string(error_type.string()) + ": " +
+                       std::string(error.string()));
   }
-  if (!doc.IsObject()) return AnswerError("not a JSON object");
-  auto member = [](const rapidjson::Value& object, const char* key) -> const rapidjson::Value* {
-    auto it = object.FindMember(key);
-    return it == object.MemberEnd() ? nullptr : &it->value;
-  };
-  auto string_of = [&](const rapidjson::Value& object, const char* key) -> std::string {
-    const rapidjson::Value* v = member(object, key);
-    return v != nullptr && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : "";
-  };
-  std::string status = string_of(doc, "status");
-  if (status == "error") {
-    return AnswerError("status error: " + string_of(doc, "errorType") + ": " +
-                       string_of(doc, "error"));
+  if (status.string() != "success") return AnswerError("status is neither success nor error");
+  if (!data.is_object()) return AnswerError("no data object");
+  auto [result_type, result] = data.Fields({"resultType", "result"});
+  if (result_type.string() != "vector") {
+    return AnswerError("resultType " + std::string(result_type.string()) + ", not vector");
   }
-  if (status != "success") return AnswerError("status is neither success nor error");
-  const rapidjson::Value* data = member(doc, "data");
-  if (data == nullptr || !data->IsObject()) return AnswerError("no data object");
-  std::string result_type = string_of(*data, "resultType");
-  if (result_type != "vector") return AnswerError("resultType " + result_type + ", not vector");
-  const rapidjson::Value* result = member(*data, "result");
-  if (result == nullptr || !result->IsArray()) return AnswerError("data.result is not an array");
+  if (!result.is_array()) return AnswerError("data.result is not an array");
 
   std::vector<PromSample> samples;
-  samples.reserve(result->Size());
-  for (const rapidjson::Value& item : result->GetArray()) {
-    const rapidjson::Value* metric = item.IsObject() ? member(item, "metric") : nullptr;
-    const rapidjson::Value* value = item.IsObject() ? member(item, "value") : nullptr;
-    if (metric == nullptr || !metric->IsObject() || value == nullptr || !value->IsArray() ||
-        value->Size() != 2 || !(*value)[0].IsNumber() || !(*value)[1].IsString()) {
+  samples.reserve(result.size());
+  for (JsonView item : result.Elements()) {
+    auto [metric, value] = item.Fields({"metric", "value"});
+    if (!metric.is_object() || !value.is_array() || value.size() != 2 || !value[0].is_number() ||
+        !value[1].is_string()) {
       return AnswerError("a result is not {metric: {...}, value: [time, \"value\"]}");
     }
     PromSample sample;
-    for (const auto& label : metric->GetObject()) {
-      if (!label.value.IsString()) return AnswerError("a label value is not a string");
-      std::string name(label.name.GetString(), label.name.GetStringLength());
-      std::string text(label.value.GetString(), label.value.GetStringLength());
-      if (name == "__name__") {
-        sample.name = std::move(text);
+    for (const JsonView::Member& label : metric.Members()) {
+      if (!label.value.is_string()) return AnswerError("a label value is not a string");
+      if (label.key == "__name__") {
+        sample.name = label.value.string();
       } else {
-        sample.labels.push_back({std::move(name), std::move(text)});
+        sample.labels.push_back({std::string(label.key), std::string(label.value.string())});
       }
     }
-    std::optional<double> parsed =
-        ParseValue(std::string_view((*value)[1].GetString(), (*value)[1].GetStringLength()));
+    std::optional<double> parsed = ParseValue(value[1].string());
     if (!parsed) return AnswerError("a sample value is not a number");
     sample.value = *parsed;
     // Seconds with millisecond decimals, e.g. 1795271159.511.
-    sample.timestamp_ms = std::llround((*value)[0].GetDouble() * 1000.0);
+    sample.timestamp_ms = std::llround(value[0].number() * 1000.0);
     samples.push_back(std::move(sample));
   }
   return samples;

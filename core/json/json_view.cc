@@ -260,6 +260,13 @@ int64_t JsonView::integer() const {
   }
 }
 
+double JsonView::number() const {
+  if (kind_ == Kind::kDom) return dom_->is_number() ? dom_->get<double>() : 0.0;
+  double d = 0.0;
+  // simdjson's get_double converts an integer too.
+  return kind_ == Kind::kTape && tape().get_double().get(d) == simdjson::SUCCESS ? d : 0.0;
+}
+
 bool JsonView::boolean() const {
   if (kind_ == Kind::kDom) return dom_->is_boolean() && dom_->get<bool>();
   bool b = false;

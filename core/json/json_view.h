@@ -95,6 +95,8 @@ class JsonView {
   // An integer's value (an unsigned one past INT64_MAX wraps, as nlohmann's get<int64_t>); 0
   // for anything else.
   int64_t integer() const;
+  // A number's value as a double (an integer converted); 0 for anything else.
+  double number() const;
   bool boolean() const;  // false unless `true`
   // Elements of an array; 0 for anything else.
   size_t size() const;

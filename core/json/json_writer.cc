@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/json/json_reader.h"
+#include "core/json/utf8.h"
 #include "core/text/plain_run.h"
 
 namespace gpuadmit {

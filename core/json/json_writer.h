@@ -1,8 +1,7 @@
 // AppendJson: nlohmann::json to compact JSON text, byte for byte what json::dump() writes, for
 // the patch and answer of every review. dump() decodes UTF-8 one byte at a time through a state
-// machine and RapidJSON's Writer validates each character as it transcodes; both cost about 40
-// instructions a byte on a 360-byte patch. This copies runs of plain ASCII and checks non-ASCII
-// strings with FirstInvalidUtf8 (core/json/json_reader.h), at about a fifth of that.
+// machine, at about 40 instructions a byte on a 360-byte patch. This copies runs of plain ASCII and checks non-ASCII
+// strings with FirstInvalidUtf8 (core/json/utf8.h), at about a fifth of that.
 //
 //   std::string text;
 //   if (!AppendJson(patch, text)) text = patch.dump();  // dump() says what is wrong

@@ -132,4 +132,11 @@ nlohmann::json PatchOf(const nlohmann::json& response) {
   return raw.ok() ? nlohmann::json::parse(raw.value()) : nlohmann::json();
 }
 
+RequestOverValues::RequestOverValues(const AdmissionRequest& decoded)
+    : object(decoded.object.ToJson()), old_object(decoded.old_object.ToJson()), request(decoded) {
+  request.tape = nullptr;
+  request.object = decoded.object.present() ? JsonView(object) : JsonView();
+  request.old_object = decoded.old_object.present() ? JsonView(old_object) : JsonView();
+}
+
 }  // namespace gpuadmit::testing

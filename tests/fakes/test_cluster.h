@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/admission/admission.h"
 #include "core/inventory/gpu_metrics.h"
 #include "core/inventory/inventory.h"
 #include "core/inventory/reservation_ledger.h"
@@ -59,5 +60,18 @@ nlohmann::json GpuPodReview(const std::string& name, const std::string& uid);
 
 // The RFC 6902 operations an AdmissionReview answer's base64 `patch` carries ([] when none).
 nlohmann::json PatchOf(const nlohmann::json& response);
+
+// `request` with its object and oldObject copied off its tape into nlohmann values, and no tape:
+// the same request read through JsonView's other backend, for checking both are answered alike.
+// The values live in the struct, which must stay put while `request` is read.
+struct RequestOverValues {
+  explicit RequestOverValues(const AdmissionRequest& decoded);
+  RequestOverValues(const RequestOverValues&) = delete;
+  RequestOverValues& operator=(const RequestOverValues&) = delete;
+
+  nlohmann::json object;
+  nlohmann::json old_object;
+  AdmissionRequest request;
+};
 
 }  // namespace gpuadmit::testing

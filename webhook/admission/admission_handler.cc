@@ -10,7 +10,6 @@
 
 #include "core/admission/admission.h"
 #include "core/admission/review.h"
-#include "core/admission/review_decode.h"
 #include "core/inventory/inventory_gauges.h"
 #include "core/inventory/replica_share.h"
 #include "core/plan/sharing_rules.h"
@@ -228,7 +227,7 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
     // encoding or allocation. Answer by the failure mode when the uid can still be read.
     metrics_.Inc(Counter::kHandlerPanics);
     log_.Error("review failed", {{"error", e.what()}});
-    auto request = DecodeForDecisions(body);
+    auto request = DecodeAdmissionReview(body);
     if (!request.ok()) return {500, ErrorBody("internal error")};
     metrics_.Inc(CounterFor(AdmissionOutcome::Kind::kError, p.failure_mode));
     decision_log_.Record({.at_unix_ms = NowUnixMs(),

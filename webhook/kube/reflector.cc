@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "core/json/json_reader.h"
 #include "core/json/json_tape.h"
 
 namespace gpuadmit {
@@ -12,7 +11,7 @@ namespace {
 // JsonView, and nothing else is built.
 Result<std::unique_ptr<const JsonTape>> Parse(std::string_view text) {
   std::string refusal;
-  auto tape = JsonTape::Parse(text, JsonReadOptions{}.max_depth, &refusal);
+  auto tape = JsonTape::Parse(text, kMaxJsonDepth, &refusal);
   if (tape == nullptr) return Error{refusal};
   return tape;
 }

@@ -5,7 +5,6 @@
 #include <map>
 #include <set>
 
-#include "core/json/json_reader.h"
 #include "core/json/json_tape.h"
 #include "core/json/yaml_json.h"
 #include "tests/fakes/test_cluster.h"

@@ -116,7 +116,8 @@ TEST(ParseInstantQueryAnswer, RejectsShapesTheInstantVectorApiDoesNotProduce) {
     EXPECT_FALSE(answer.ok()) << body;
   }
   EXPECT_EQ(ParseInstantQueryAnswer("not json").error().message,
-            "prometheus query answer: invalid JSON at byte 1: Invalid value.");
+            "prometheus query answer: invalid JSON: Problem while parsing an atom starting with the "
+            "letter 'n'");
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "core/inventory/cluster_state.h"
-#include "core/json/json_reader.h"
 #include "core/json/json_tape.h"
 
 namespace gpuadmit {

@@ -40,27 +40,15 @@ TEST(ParseJson, KeepsNumberKindsAndTheLastOfDuplicateKeys) {
   EXPECT_EQ(doc.value()["s"], "\xc3\xa9");
 }
 
-TEST(ParseJson, SkipsTheSubtreesAskedFor) {
-  static constexpr std::string_view kManaged[] = {"request", "object", "metadata", "managedFields"};
-  static constexpr std::string_view kAnyStatus[] = {"*", "status"};
-  static constexpr JsonKeyPath kSkips[] = {kManaged, kAnyStatus};
-  auto doc =
-      ParseJson(R"({"request":{"object":{"metadata":{"name":"p","managedFields":[{"a":[1,{}]}]},
-      "status":{"x":1}}},"x":{"status":[1],"y":2},"status":"top"})",
-                {.skip = kSkips});
-  ASSERT_TRUE(doc.ok()) << doc.error().message;
-  EXPECT_EQ(doc.value(), json::parse(R"({"request":{"object":{"metadata":{"name":"p"},
-      "status":{"x":1}}},"x":{"y":2},"status":"top"})"));
-}
-
 TEST(ParseJson, RefusesDeepNestingInvalidUtf8AndTrailingGarbage) {
-  EXPECT_EQ(ParseJson(std::string(100000, '[')).error().message,
+  EXPECT_EQ(ParseJson(std::string(513, '[') + std::string(513, ']')).error().message,
             "JSON nests deeper than 512 levels");
   EXPECT_TRUE(ParseJson(std::string(512, '[') + std::string(512, ']')).ok());
   EXPECT_EQ(ParseJson("\"\xff\"").error().message, "invalid JSON at byte 1: invalid UTF-8");
   EXPECT_EQ(ParseJson("{} x").error().message,
-            "invalid JSON at byte 3: The document root must not be followed by other values.");
-  EXPECT_EQ(ParseJson("").error().message, "invalid JSON at byte 0: The document is empty.");
+            "invalid JSON: The JSON document has an improper structure: missing or superfluous "
+            "commas, braces, missing keys, etc.");
+  EXPECT_EQ(ParseJson("").error().message, "invalid JSON: Empty: no JSON found");
 }
 
 }  // namespace
@@ -99,16 +87,14 @@ TEST(ParseJson, AcceptsEveryValidUtf8FormAndNamesTheFirstBadByte) {
 namespace gpuadmit {
 namespace {
 
-// Found by the review fuzz target: RapidJSON 1.1.0 decodes "\udfee" to the bytes ED BF AE, which
-// are not UTF-8; the answer then could not echo the uid it was given.
+// A lone surrogate decoded would be bytes that are not UTF-8, and the answer then could not echo
+// the uid it was given.
 TEST(ParseJson, RefusesAnEscapedLoneSurrogateAndKeepsProperPairs) {
   for (std::string_view text : {R"({"uid":"a\udfee"})", R"({"\udc00":1})", R"(["\ud800x"])"}) {
     auto doc = ParseJson(text);
     ASSERT_FALSE(doc.ok()) << text;
-    EXPECT_EQ(doc.error().message.rfind("invalid JSON at byte ", 0), 0u) << doc.error().message;
+    EXPECT_EQ(doc.error().message, "invalid JSON: Problem while parsing a string") << text;
   }
-  EXPECT_EQ(ParseJson(R"({"uid":"a\udfee"})").error().message,
-            "invalid JSON at byte 16: a \\u escape of a lone surrogate");
   auto pair = ParseJson(R"(["\ud83d\ude00"])");
   ASSERT_TRUE(pair.ok()) << pair.error().message;
   EXPECT_EQ(pair.value()[0], "\xF0\x9F\x98\x80");
@@ -119,8 +105,8 @@ TEST(ParseJson, ARawNulIsAnErrorNotTheEndOfTheDocument) {
             "invalid JSON at byte 2: NUL byte");
 }
 
-// RapidJSON 1.1.0's SSE2 scan misses 0x1A-0x1F inside a string of 16 bytes or more; JSON allows
-// none of them there (found by the review fuzz target).
+// JSON allows no raw control character inside a string, however long (a parser scanning 16
+// bytes at a time once let 0x1A-0x1F through).
 TEST(ParseJson, RefusesUnescapedControlCharactersInLongStrings) {
   for (char c : {'\x01', '\x1a', '\x1b', '\x1f'}) {
     std::string text = "{\"uid\":\"04dc7a5e-e1f1-4e3" + std::string(20, c) + "4-8d65\"}";
