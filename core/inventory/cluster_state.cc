@@ -143,35 +143,31 @@ ResourceList ClusterState::CountQueue(std::vector<NodeInventory>& nodes) const {
   return unplaceable;
 }
 
-void ClusterState::CopyGated(InventorySnapshot& s) const {
-  s.gated_.clear();
-  s.gated_by_.clear();
-  s.gated_.reserve(gated_.size());
-  for (const std::string& key : gated_) {
-    const PodRecord& pod = s.gated_.emplace_back(pods_.at(key));
-    for (const std::string& gate : pod.queued->scheduling_gates) ++s.gated_by_[gate];
-  }
+InventorySnapshot::Totals ClusterState::TotalsOf(uint64_t version,
+                                                 ResourceList unplaceable) const {
+  InventorySnapshot::Totals totals{.queued = queued_,
+                                   .unplaceable = std::move(unplaceable),
+                                   .mix = MostCommon(mix_),
+                                   .pod_count = pods_.size(),
+                                   .version = version};
+  totals.gated.reserve(gated_.size());
+  for (const std::string& key : gated_) totals.gated.push_back(pods_.at(key));
+  return totals;
 }
 
 InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
-  InventorySnapshot s;
-  s.version_ = version;
-  s.pod_count_ = pods_.size();
-  s.nodes_.reserve(nodes_.size());
+  std::vector<NodeInventory> nodes;
+  nodes.reserve(nodes_.size());
   for (const auto& [name, facts] : nodes_) {
     NodeInventory n{facts, {}};
     if (auto it = used_.find(name); it != used_.end()) n.used = it->second;
     if (auto it = compute_used_.find(name); it != compute_used_.end()) n.compute_used = it->second;
-    s.nodes_.push_back(std::move(n));
+    nodes.push_back(std::move(n));
   }
-  std::sort(s.nodes_.begin(), s.nodes_.end(),
+  std::sort(nodes.begin(), nodes.end(),
             [](const NodeInventory& a, const NodeInventory& b) { return a.name() < b.name(); });
-  s.queued_ = queued_;
-  s.unplaceable_ = CountQueue(s.nodes_);
-  CopyGated(s);
-  s.mix_ = MostCommon(mix_);
-  s.BuildIndexes();
-  return s;
+  ResourceList unplaceable = CountQueue(nodes);
+  return InventorySnapshot(std::move(nodes), TotalsOf(version, std::move(unplaceable)));
 }
 
 void ClusterState::Refresh(InventorySnapshot& s, uint64_t version) {
@@ -181,37 +177,34 @@ void ClusterState::Refresh(InventorySnapshot& s, uint64_t version) {
     changed_.clear();
     return;
   }
-  s.version_ = version;
-  s.pod_count_ = pods_.size();
-  // Nodes whose queued demand may move: those holding some before the recount, and after it.
-  std::vector<NodeInventory*> moved;
-  for (NodeInventory& n : s.nodes_) {
-    if (!n.queued.empty()) {
-      n.queued.clear();
+  ResourceList unplaceable;
+  s.UpdateNodes([&](std::vector<NodeInventory>& nodes) {
+    // Nodes whose queued demand may move: those holding some before the recount, and after it.
+    std::vector<const NodeInventory*> moved;
+    for (NodeInventory& n : nodes) {
+      if (!n.queued.empty()) {
+        n.queued.clear();
+        moved.push_back(&n);
+      }
+    }
+    for (const std::string& name : changed_) {
+      auto at = IndexOfNode(nodes, name);
+      if (!at) continue;
+      NodeInventory& n = nodes[*at];
+      auto used = used_.find(name);
+      n.used = used == used_.end() ? ResourceList{} : used->second;
+      auto compute = compute_used_.find(name);
+      n.compute_used = compute == compute_used_.end() ? ComputeRequest{} : compute->second;
       moved.push_back(&n);
     }
-  }
-  for (const std::string& name : changed_) {
-    auto at = IndexOfNode(s.nodes_, name);
-    if (!at) continue;
-    NodeInventory& n = s.nodes_[*at];
-    auto used = used_.find(name);
-    n.used = used == used_.end() ? ResourceList{} : used->second;
-    auto compute = compute_used_.find(name);
-    n.compute_used = compute == compute_used_.end() ? ComputeRequest{} : compute->second;
-    moved.push_back(&n);
-  }
+    unplaceable = CountQueue(nodes);
+    for (const NodeInventory& n : nodes) {
+      if (!n.queued.empty()) moved.push_back(&n);
+    }
+    return moved;
+  });
   changed_.clear();
-  s.queued_ = queued_;
-  s.unplaceable_ = CountQueue(s.nodes_);
-  CopyGated(s);
-  for (NodeInventory& n : s.nodes_) {
-    if (!n.queued.empty()) moved.push_back(&n);
-  }
-  std::sort(moved.begin(), moved.end());
-  moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
-  s.Reposition(std::vector<const NodeInventory*>(moved.begin(), moved.end()));
-  s.mix_ = MostCommon(mix_);
+  s.SetTotals(TotalsOf(version, std::move(unplaceable)));
 }
 
 std::map<std::string, std::string, std::less<>> ClusterState::NodesOfPodsNamed(

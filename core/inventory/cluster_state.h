@@ -73,8 +73,8 @@ class ClusterState {
 
  private:
   void Count(const PodRecord& pod, int sign);
-  // Copies the gated pods into `snapshot` (gated() and its counts by gate): O(gated pods).
-  void CopyGated(InventorySnapshot& snapshot) const;
+  // What a snapshot holds besides its nodes, with `unplaceable` from CountQueue: O(gated pods).
+  InventorySnapshot::Totals TotalsOf(uint64_t version, ResourceList unplaceable) const;
   // Counts the queued pods onto `nodes` (their `queued`, empty on entry) in queue order; returns
   // what counts nowhere, the pods marked Unschedulable included.
   ResourceList CountQueue(std::vector<NodeInventory>& nodes) const;

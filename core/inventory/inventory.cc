@@ -64,6 +64,32 @@ size_t InventorySnapshot::GatedBy(std::string_view gate) const {
   return it == gated_by_.end() ? 0 : it->second;
 }
 
+InventorySnapshot::InventorySnapshot(std::vector<NodeInventory> nodes, Totals totals)
+    : nodes_(std::move(nodes)) {
+  SetTotals(std::move(totals));
+  BuildIndexes();
+}
+
+void InventorySnapshot::SetTotals(Totals totals) {
+  queued_ = std::move(totals.queued);
+  unplaceable_ = std::move(totals.unplaceable);
+  gated_ = std::move(totals.gated);
+  gated_by_.clear();
+  for (const PodRecord& pod : gated_) {
+    for (const std::string& gate : pod.queued->scheduling_gates) ++gated_by_[gate];
+  }
+  mix_ = std::move(totals.mix);
+  pod_count_ = totals.pod_count;
+  version_ = totals.version;
+}
+
+void InventorySnapshot::UpdateNodes(const NodeEdit& edit) {
+  std::vector<const NodeInventory*> moved = edit(nodes_);
+  std::sort(moved.begin(), moved.end());
+  moved.erase(std::unique(moved.begin(), moved.end()), moved.end());
+  Reposition(moved);
+}
+
 void InventorySnapshot::BuildIndexes() {
   by_resource_.clear();
   products_by_resource_.clear();

@@ -3,16 +3,18 @@
 // are counted on it (queued_demand.h), the pods a scheduling gate holds back from the scheduler
 // (gated(): the capacity queue's, for the gate lifter), with per-resource indexes so a decision's
 // lookup does no work proportional to pods (and usually little proportional to nodes).
-// Published whole by ClusterState (cluster_state.h) and shared read-only by every request as
-// std::shared_ptr<const InventorySnapshot>.
+// Built by ClusterState (cluster_state.h) from its parts, published whole and shared read-only
+// by every request as std::shared_ptr<const InventorySnapshot>.
 //
 //   auto snapshot = InventorySnapshot::FromObjects(list);  // `kubectl get nodes,pods -A -o json`
 //   for (const NodeInventory* n : snapshot.value().NodesOffering("nvidia.com/mig-1g.10gb")) ...
 //
-// Thread safety: immutable after construction; safe to read from any thread.
+// Thread safety: immutable once published; safe to read from any thread. UpdateNodes and
+// SetTotals are for its builder, before it publishes.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -51,7 +53,19 @@ std::optional<size_t> IndexOfNode(std::span<const NodeInventory> nodes, std::str
 
 class InventorySnapshot {
  public:
+  // What a snapshot holds besides its nodes, set whole by its builder.
+  struct Totals {
+    ResourceList queued;       // queued()
+    ResourceList unplaceable;  // unplaceable()
+    std::vector<PodRecord> gated;
+    std::vector<WeightedShape> mix;
+    size_t pod_count = 0;
+    uint64_t version = 0;
+  };
+
   InventorySnapshot() = default;
+  // A snapshot of `nodes` (sorted by name; their queued counted) and `totals`, indexed.
+  InventorySnapshot(std::vector<NodeInventory> nodes, Totals totals);
   // Move-only: the indexes point into nodes_, which a move keeps and a copy would not.
   InventorySnapshot(InventorySnapshot&&) = default;
   InventorySnapshot& operator=(InventorySnapshot&&) = default;
@@ -92,8 +106,14 @@ class InventorySnapshot {
   // first.
   const std::vector<WeightedShape>& mix() const { return mix_; }
 
+  // For a builder that keeps one snapshot current instead of making a new one: `edit` changes
+  // nodes' used, compute_used and queued in place (never their facts, order or number) and
+  // returns every node it changed; only those are then moved in the indexes.
+  using NodeEdit = std::function<std::vector<const NodeInventory*>(std::vector<NodeInventory>&)>;
+  void UpdateNodes(const NodeEdit& edit);
+  void SetTotals(Totals totals);
+
  private:
-  friend class ClusterState;
   void BuildIndexes();
   // Moves the `moved` nodes (of nodes_, sorted by address) to where their free counts now put
   // them in each index.
