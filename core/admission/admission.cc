@@ -1,5 +1,6 @@
 #include "core/admission/admission.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,9 +33,15 @@ bool ParseOperation(std::string_view text, Operation& out) {
 
 std::string Text(JsonView value) { return std::string(value.string()); }
 
-// Keeps the answer inside the apiserver's limits: an over-long warning is cut (with an ellipsis)
-// rather than dropped, and warnings past the total are dropped with a note saying how many.
-std::vector<std::string> FitWarnings(const std::vector<std::string>& warnings) {
+// Each warning said once, in the order first said (several pod specs or containers can give the
+// same one), and the answer kept inside the apiserver's limits: an over-long warning is cut
+// (with an ellipsis) rather than dropped, and warnings past the total are dropped with a note
+// saying how many.
+std::vector<std::string> FitWarnings(const std::vector<std::string>& said) {
+  std::vector<std::string> warnings;
+  for (const std::string& w : said) {
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+  }
   std::vector<std::string> out;
   size_t total = 0;
   for (size_t i = 0; i < warnings.size(); ++i) {

@@ -75,7 +75,7 @@ inline constexpr size_t kMaxWarningsTotal = 4096;
 
 // Builds the AdmissionReview answer: apiVersion, kind and uid echoed; patch (base64 of the
 // operation list) and patchType both or neither; an empty patch becomes a plain allow; warnings
-// trimmed to the apiserver's limits.
+// said once each and trimmed to the apiserver's limits.
 std::string EncodeAdmissionResponse(const AdmissionRequest& request,
                                     const AdmissionOutcome& outcome, FailureMode failure_mode);
 

@@ -103,15 +103,24 @@ Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, co
 AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
                         ReviewAnswer& answer) {
   const Policy& policy = context.policy;
-  if (!r.sub_resource.empty()) return AdmissionOutcome::Allow();
+  if (!r.sub_resource.empty()) {
+    answer.trail.push_back("subresource " + r.sub_resource + ": not planned, only the object is");
+    return AdmissionOutcome::Allow();
+  }
   if (r.operation != Operation::kCreate && r.operation != Operation::kUpdate) {
+    answer.trail.push_back("not a CREATE or UPDATE: not planned");
     return AdmissionOutcome::Allow();
   }
   if (policy.IsExempt(r.ns)) {
     answer.trail.push_back("namespace " + r.ns + " is exempt");
     return AdmissionOutcome::Allow();
   }
-  if (!IsKnownKind(r.kind, policy.workloads)) return AdmissionOutcome::Allow();
+  if (!IsKnownKind(r.kind, policy.workloads)) {
+    answer.trail.push_back(
+        "kind " + (r.kind.group.empty() ? "" : r.kind.group + "/") + r.kind.kind +
+        ": not planned: not a Pod or a built-in workload, and no policy workloads entry names it");
+    return AdmissionOutcome::Allow();
+  }
   const JsonView object = r.object;
   auto locations = FindPodSpecs(r.kind, object, policy.workloads);
   if (!locations.ok()) return AdmissionOutcome::Fail(locations.error().message);
@@ -121,7 +130,14 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
   for (const PodSpecLocation& at : locations.value()) {
     if (r.operation == Operation::kUpdate) {
       // A Pod's resources are immutable; a template is replanned only when its GPU ask changed.
-      if (at.is_pod || GpuAsk(object, at) == GpuAsk(r.old_object, at)) continue;
+      if (at.is_pod) {
+        answer.trail.push_back("UPDATE of a Pod: not planned, its resources are immutable");
+        continue;
+      }
+      if (GpuAsk(object, at) == GpuAsk(r.old_object, at)) {
+        answer.trail.push_back(at.spec + ": UPDATE with the same GPU ask: not planned again");
+        continue;
+      }
     }
     PodRequest pod = PodRequest::From(r.ns, answer.summary, object.AtPointer(at.spec),
                                       object.AtPointer(at.metadata), at.is_pod, at.gpu_container);

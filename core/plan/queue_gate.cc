@@ -1,5 +1,8 @@
 #include "core/plan/queue_gate.h"
 
+#include <string>
+#include <string_view>
+
 #include "core/plan/node_ranking.h"
 
 namespace gpuadmit {
@@ -42,6 +45,14 @@ void PlanQueueGate(const PodRequest& pod, const PlanContext& context, PlanState&
   d.tally.Mark(DecisionPoint::kQueueGated);
   // What earlier stages counted on is not taken while the pod waits: no reservation for it.
   d.claims.clear();
+  // An earlier stage's "left unchanged" is no longer so: the pod is held back instead.
+  constexpr std::string_view kUnchanged = " left unchanged";
+  for (std::string& warning : d.warnings) {
+    if (warning.ends_with(kUnchanged)) {
+      warning.replace(warning.size() - kUnchanged.size(), kUnchanged.size(),
+                      " held back by the scheduling gate " + gate + " until it fits");
+    }
+  }
   d.trail.push_back("queue: gated " + gate + ": " + reason);
   d.annotations.emplace_back(policy.Annotation("queue"), std::move(reason));
   d.scheduling_gate = std::move(gate);

@@ -139,7 +139,8 @@ TEST(EncodeAdmissionResponse, DenyCarriesStatusAndNoPatch) {
 }
 
 TEST(EncodeAdmissionResponse, WarningsStayWithinTheApiserverLimits) {
-  std::vector<std::string> warnings(40, std::string(300, 'w'));
+  std::vector<std::string> warnings;
+  for (int i = 0; i < 40; ++i) warnings.push_back(std::to_string(i) + std::string(300, 'w'));
   json out = json::parse(EncodeAdmissionResponse(
       MinimalRequest(), AdmissionOutcome::Allow(warnings), FailureMode::kOpen));
   size_t total = 0;
@@ -149,6 +150,12 @@ TEST(EncodeAdmissionResponse, WarningsStayWithinTheApiserverLimits) {
   }
   EXPECT_LE(total, kMaxWarningsTotal);
   EXPECT_EQ(out["response"]["warnings"].back(), "gpuadmit: 25 more warnings dropped (limit 4 KiB)");
+}
+
+TEST(EncodeAdmissionResponse, SaysEachWarningOnceInTheOrderFirstSaid) {
+  json out = json::parse(EncodeAdmissionResponse(
+      MinimalRequest(), AdmissionOutcome::Allow({"b", "a", "b", "c", "a"}), FailureMode::kOpen));
+  EXPECT_EQ(out["response"]["warnings"], json({"b", "a", "c"}));
 }
 
 }  // namespace

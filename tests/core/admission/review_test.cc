@@ -278,6 +278,26 @@ TEST(Review, PassesWhatItMustNotTouch) {
   }
 }
 
+TEST(Review, SaysInTheTrailWhyItPlansNothing) {
+  InventorySnapshot s = SnapshotOf(Exhausted2g());
+  const std::pair<const char*, std::string> cases[] = {
+      {"tests/fixtures/gpu/kubectl-pod-status-subresource.json",
+       "subresource status: not planned, only the object is"},
+      {"tests/fixtures/gpu/kubectl-deployment-update-same-gpu.json",
+       "/spec/template/spec: UPDATE with the same GPU ask: not planned again"},
+      {"tests/fixtures/admission/wrapped-pod-delete-with-oldobject.json",
+       "not a CREATE or UPDATE: not planned"},
+      {"tests/fixtures/admission/ome-inferenceservice-create.json",
+       "kind ome.io/InferenceService: not planned: not a Pod or a built-in workload, and no "
+       "policy workloads entry names it"},
+  };
+  for (const auto& [fixture, why] : cases) {
+    auto r = Review(ReadSourceFile(fixture), s, Policy{});
+    ASSERT_TRUE(r.ok()) << fixture;
+    EXPECT_EQ(r.value().trail, std::vector<std::string>{why}) << fixture;
+  }
+}
+
 TEST(Review, TemplateUpdateThatChangesTheGpuAskIsPlanned) {
   Answer a =
       ReviewOf(ReadSourceFile("tests/fixtures/gpu/kubectl-deployment-update-gpu-changed.json"),

@@ -235,5 +235,27 @@ TEST(QueueGate, AGatedPodKeepsItsMigFallbackButNotTheDevicesItCounted) {
   EXPECT_TRUE(d.required.empty() && d.preferred.empty());
 }
 
+TEST(QueueGate, AGatedPodIsNotSaidToBeLeftUnchanged) {
+  json cluster = testing::DemoCluster();
+  AddBoundPods(cluster, "gpu-small", "nvidia.com/mig-1g.10gb", 28);
+  AddBoundPods(cluster, "gpu-medium", "nvidia.com/mig-1g.10gb", 4);
+  InventorySnapshot s = SnapshotOf(cluster);
+  json spec = {
+      {"containers",
+       {{{"name", "main"}, {"resources", {{"limits", {{"nvidia.com/mig-1g.10gb", "1"}}}}}}}}};
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  const std::string exhausted =
+      "nvidia.com/mig-1g.10gb is free on no node Pod default/p may use, and no smaller MIG "
+      "profile is either";
+  Decision waits = Plan(pod, {s, Queueing()});
+  EXPECT_EQ(waits.scheduling_gate, kGate);
+  EXPECT_EQ(waits.warnings, std::vector<std::string>{
+                                exhausted + "; held back by the scheduling gate " + kGate +
+                                " until it fits"});
+  Decision passes = Plan(pod, {s, Policy{}});
+  EXPECT_EQ(passes.scheduling_gate, "");
+  EXPECT_EQ(passes.warnings, std::vector<std::string>{exhausted + "; left unchanged"});
+}
+
 }  // namespace
 }  // namespace gpuadmit
