@@ -5,6 +5,7 @@
 #include <iterator>
 #include <tuple>
 
+#include "core/admission/job_defaults.h"
 #include "core/admission/mutations.h"
 #include "core/kube/workload.h"
 #include "core/plan/planner.h"
@@ -127,6 +128,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
 
   JsonPatch patch;
   std::vector<std::string> warnings;
+  bool asks_gpus = false;  // some pod spec planned asks for GPUs
   for (const PodSpecLocation& at : locations.value()) {
     if (r.operation == Operation::kUpdate) {
       // A Pod's resources are immutable; a template is replanned only when its GPU ask changed.
@@ -152,6 +154,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
       continue;
     }
     AppendAsked(pod.needs.effective, answer.asked);
+    if (!pod.needs.effective.empty()) asks_gpus = true;
     bool reserve = context.reservations != nullptr && at.is_pod && !r.dry_run;
     PlanContext plan{context.snapshot, policy, context.metrics, context.reservations};
     plan.explain = context.explain;
@@ -167,6 +170,9 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
       return AdmissionOutcome::Deny(403, "gpuadmit: " + *d.deny, std::move(warnings));
     }
     AppendPatch(object, at, d, patch);
+  }
+  if (asks_gpus && r.operation == Operation::kCreate) {
+    AppendJobDefaults(r.kind, object, policy.job_defaults, patch, answer.trail);
   }
   if (patch.empty()) return AdmissionOutcome::Allow(std::move(warnings));
   return AdmissionOutcome::Patch(std::move(patch), std::move(warnings));

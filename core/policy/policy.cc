@@ -55,6 +55,8 @@ void ReadPolicy(const YAML::Node& root, PolicyValidator& v, Policy& p) {
           [&](const Node& n, const Path& path) {
             ReadWorkerDefaults(n, path, v, p.worker_defaults);
           }},
+         {"jobDefaults",
+          [&](const Node& n, const Path& path) { ReadJobDefaults(n, path, v, p.job_defaults); }},
          {"queue", [&](const Node& n, const Path& path) { ReadQueue(n, path, v, p.queue); }},
          // Before the mig section existed; a clear message beats "unknown key".
          {"migFallback", [&](const Node& n, const Path& path) {

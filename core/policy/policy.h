@@ -171,6 +171,16 @@ struct WorkerDefaults {
   bool operator==(const WorkerDefaults&) const = default;
 };
 
+// Job hygiene for GPU Jobs (a batch Job, or a CronJob's jobTemplate) at CREATE: each field set
+// only where the Job's spec has none, so a stuck or finished Job does not hold GPUs or linger.
+// Unset fields are not written.
+struct JobDefaults {
+  std::optional<int64_t> ttl_seconds_after_finished;  // spec.ttlSecondsAfterFinished
+  std::optional<int64_t> active_deadline_seconds;     // spec.activeDeadlineSeconds
+  std::optional<int64_t> backoff_limit;               // spec.backoffLimit
+  bool operator==(const JobDefaults&) const = default;
+};
+
 // 300 s (`timeout: 5m`): long enough for a training job's pods to end and free a node,
 // short enough that a pod the queue cannot serve still reaches the scheduler the same shift.
 inline constexpr int64_t kDefaultQueueTimeoutSeconds = 300;
@@ -200,6 +210,7 @@ struct Policy {
   RequirementsPolicy requirements;
   PlacementPolicy placement;
   WorkerDefaults worker_defaults;
+  JobDefaults job_defaults;
   QueuePolicy queue;
 
   // "<prefix>/<name>", the key of an annotation gpuadmit writes.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 #include "core/kube/mig_resource.h"
 #include "core/kube/quantity.h"
@@ -305,6 +306,23 @@ void ReadWorkerDefaults(const YAML::Node& node, const std::string& path, PolicyV
             }
             out.shm_size = size;
           }}});
+}
+
+void ReadJobDefaults(const YAML::Node& node, const std::string& path, PolicyValidator& v,
+                     JobDefaults& out) {
+  // The ranges the apiserver validates: int32 fields but activeDeadlineSeconds, and a deadline
+  // of at least one second.
+  constexpr int64_t kInt32Max = 2147483647;
+  auto field = [&](int64_t min, int64_t max, std::optional<int64_t>& to) {
+    return [&v, &to, min, max](const YAML::Node& n, const std::string& p) {
+      int64_t value = 0;
+      if (v.Int(n, p, min, max, value)) to = value;
+    };
+  };
+  v.Map(node, path,
+        {{"ttlSecondsAfterFinished", field(0, kInt32Max, out.ttl_seconds_after_finished)},
+         {"activeDeadlineSeconds", field(1, std::numeric_limits<int64_t>::max(), out.active_deadline_seconds)},
+         {"backoffLimit", field(0, kInt32Max, out.backoff_limit)}});
 }
 
 }  // namespace gpuadmit

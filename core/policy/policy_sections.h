@@ -35,6 +35,10 @@ void ReadRequirements(const YAML::Node& node, const std::string& path, PolicyVal
 void ReadWorkerDefaults(const YAML::Node& node, const std::string& path, PolicyValidator& v,
                         WorkerDefaults& out);
 
+// jobDefaults: ttlSecondsAfterFinished, activeDeadlineSeconds and backoffLimit for GPU Jobs.
+void ReadJobDefaults(const YAML::Node& node, const std::string& path, PolicyValidator& v,
+                     JobDefaults& out);
+
 // sharing: the modes allowed, the default flow and the rules (policy_sharing.cc).
 void ReadSharing(const YAML::Node& node, const std::string& path, PolicyValidator& v,
                  SharingPolicy& out);
