@@ -22,8 +22,8 @@ using nlohmann::json;
 using testing::AddBoundPods;
 using testing::DemoCluster;
 using testing::ReadSourceFile;
-using testing::SnapshotOf;
 using testing::RequestOverValues;
+using testing::SnapshotOf;
 
 // Every JSON file under tests/fixtures/<dir>, sorted.
 std::vector<std::string> FixturesIn(const std::string& dir) {
