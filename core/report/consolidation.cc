@@ -106,6 +106,7 @@ double NodeGpuCapacity(const NodeFacts& node) { return EquivalentsOn(node, node.
 Consolidation Consolidate(std::span<const NodeFacts> nodes, std::span<const ReportPod> pods,
                           const ClusterGpuMetrics* metrics, const ConsolidationOptions& options) {
   Consolidation c;
+  c.rule = options;
   std::vector<Bin> initial;
   for (const NodeFacts& node : nodes) {
     double capacity = NodeGpuCapacity(node);

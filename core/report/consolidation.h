@@ -66,7 +66,8 @@ struct PodMove {
 };
 
 struct Consolidation {
-  size_t gpu_nodes = 0;  // Ready, schedulable GPU nodes: the ones analysed
+  ConsolidationOptions rule;  // what underutilized meant
+  size_t gpu_nodes = 0;       // Ready, schedulable GPU nodes: the ones analysed
   double capacity_gpus = 0;
   double allocated_gpus = 0;
   std::vector<UnderusedNode> underused;  // by node name

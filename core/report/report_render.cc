@@ -48,6 +48,12 @@ void ConsolidationText(const Consolidation& c, std::string& out) {
                  c.gpu_nodes, GpuCount(c.capacity_gpus), Gpus(c.allocated_gpus),
                  Count(c.pods_packed, "GPU pod"), Count(c.nodes_in_use, "node"),
                  c.nodes_in_use_after);
+  if (!c.underused.empty()) {
+    fmt::format_to(std::back_inserter(out),
+                   "Underutilized: under {:g}% of a node's GPUs allocated, or under {:g}% GPU "
+                   "utilisation measured over the metrics window\n",
+                   c.rule.underused_allocation_percent, c.rule.underused_utilization_percent);
+  }
   for (const UnderusedNode& u : c.underused) {
     std::string measured;
     if (u.utilization_percent) {
