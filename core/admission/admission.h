@@ -10,7 +10,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,8 +44,8 @@ struct AdmissionRequest {
 };
 
 // Decodes an AdmissionReview body, the one way at every size: the body is parsed into a JsonTape
-// that the request keeps, and decisions read the object and oldObject off it (Object()); no DOM
-// is built. Errors (one line, for an HTTP 400) when the body is not JSON (JsonTape's words),
+// that the request keeps, and decisions read the object and oldObject off it (the `object` and
+// `old_object` views); no DOM is built. Errors (one line, for an HTTP 400) when the body is not JSON (JsonTape's words),
 // nests deeper than kMaxJsonDepth, is not an admission.k8s.io/v1 or v1beta1 AdmissionReview, or
 // has no request, uid, kind or operation. The object itself is not interpreted here.
 Result<AdmissionRequest> DecodeAdmissionReview(std::string_view body);

@@ -1,7 +1,7 @@
 // JsonView: a read-only view of one JSON value, over an nlohmann value or over simdjson's tape
-// (JsonTape), so that what reads Kubernetes objects is written once for both: the review reads
-// the tape the body was parsed into, with no DOM built; the inventory, the simulator and the
-// tests read nlohmann values.
+// (JsonTape), so that what reads Kubernetes objects is written once for both: reviews, List
+// pages and watch events are read off the tape they were parsed into, with no DOM built; the
+// cluster file, the simulator and the tests read nlohmann values.
 //
 //   JsonView spec = object["spec"];                       // absent when missing or not an object
 //   for (JsonView c : spec["containers"].Elements()) ...  // nothing when not an array
