@@ -1,6 +1,6 @@
 // The inventory gauges at the largest cluster Kubernetes supports: builds bench/scale's
 // 5,000-node, 150,000-pod cluster into a ClusterState, then measures, over its snapshot, what
-// serve does once per published snapshot (AdmissionHandler::SetSnapshot: ComputeInventoryGauges
+// serve does once per published snapshot (SnapshotPublisher::Publish: ComputeInventoryGauges
 // and Metrics::SetInventory) and
 // what every scrape does (Metrics::Render), without and with --metrics-per-node. Checks the
 // default /metrics against the issue's bounds (200 KB, 5 ms to render) and exits 1 beyond them.
@@ -21,6 +21,7 @@
 #include "core/inventory/inventory_gauges.h"
 #include "core/kube/kube_objects.h"
 #include "webhook/admission/admission_handler.h"
+#include "webhook/admission/snapshot_publisher.h"
 #include "webhook/telemetry/metrics.h"
 
 namespace gpuadmit::bench {
@@ -48,7 +49,7 @@ double MedianMs(int runs, F&& f) {
 
 struct Measured {
   double compute_ms;  // ComputeInventoryGauges alone
-  double publish_ms;  // AdmissionHandler::SetSnapshot: the gauges computed and rendered
+  double publish_ms;  // SnapshotPublisher::Publish: the gauges computed and rendered
   double render_ms;   // Metrics::Render: one scrape
   size_t bytes;       // /metrics' size
 };
@@ -60,10 +61,10 @@ Measured Measure(std::shared_ptr<const InventorySnapshot> snapshot, Reservations
   Metrics metrics;
   metrics.SetBuildInfo(R"(version="bench")");
   AdmissionHandler handler(log, metrics, &reservations);
-  handler.SetMetricsPerNode(per_node);
+  SnapshotPublisher publisher(handler, metrics, &reservations, {.per_node = per_node});
   std::vector<Claim> reserved = reservations.Totals();
   m.compute_ms = MedianMs(9, [&] { ComputeInventoryGauges(*snapshot, reserved, per_node); });
-  m.publish_ms = MedianMs(9, [&] { handler.SetSnapshot(snapshot); });
+  m.publish_ms = MedianMs(9, [&] { publisher.Publish(snapshot); });
   std::string text;
   m.render_ms = MedianMs(21, [&] { text = metrics.Render(); });
   m.bytes = text.size();
@@ -93,7 +94,7 @@ int Main(int argc, char** argv) {
   std::printf("inventory gauges at %d nodes, %d pods (medians)\n", nodes, pods);
   for (auto [name, m] : {std::pair{"default", plain}, std::pair{"--metrics-per-node", per_node}}) {
     std::printf(
-        "  %-19s per snapshot: compute %.3f ms, SetSnapshot %.3f ms; per scrape: /metrics %zu "
+        "  %-19s per snapshot: compute %.3f ms, Publish %.3f ms; per scrape: /metrics %zu "
         "bytes, Render() %.3f ms\n",
         name, m.compute_ms, m.publish_ms, m.bytes, m.render_ms);
   }

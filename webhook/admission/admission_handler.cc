@@ -10,7 +10,6 @@
 
 #include "core/admission/admission.h"
 #include "core/admission/review.h"
-#include "core/inventory/inventory_gauges.h"
 #include "core/inventory/replica_share.h"
 #include "core/plan/sharing_rules.h"
 #include "core/text/append.h"
@@ -145,29 +144,9 @@ HandlerAnswer AdmissionHandler::Reject(int status, Counter counter, std::string 
 }
 
 void AdmissionHandler::SetSnapshot(std::shared_ptr<const InventorySnapshot> snapshot) {
-  // Decisions get the snapshot first; the gauges, O(nodes), follow on this thread.
-  std::shared_ptr<const InventorySnapshot> published = snapshot;
   snapshot_.store(std::move(snapshot));
-  int64_t now_ms = NowUnixMs();
-  snapshot_at_ms_.store(now_ms, std::memory_order_relaxed);
+  snapshot_at_ms_.store(NowUnixMs(), std::memory_order_relaxed);
   metrics_.Inc(Counter::kSnapshots);
-  if (published == nullptr) return;
-  std::vector<Claim> reserved;
-  if (reservations_ != nullptr) reserved = reservations_->Totals();
-  InventoryGauges gauges = ComputeInventoryGauges(*published, reserved, metrics_per_node_);
-  std::vector<Metrics::ResourceSeries> resources;
-  std::vector<Metrics::StrandedSeries> stranded;
-  auto add = [&](const std::string& node, const auto& by_resource, const auto& by_profile) {
-    for (const auto& [resource, g] : by_resource) {
-      resources.push_back({node, resource, g.allocatable, g.used, g.queued, g.reserved, g.free});
-    }
-    for (const auto& [profile, slices] : by_profile) stranded.push_back({node, profile, slices});
-  };
-  add("", gauges.cluster, gauges.stranded_slices);
-  for (const NodeGauges& n : gauges.nodes) add(n.node, n.resources, n.stranded_slices);
-  metrics_.SetInventory(resources, stranded, now_ms / 1000);
-  gauges.nodes.clear();  // --metrics-per-node's; the status page computes its page's own
-  gauges_.store(std::make_shared<const InventoryGauges>(std::move(gauges)));
 }
 
 HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::string_view body,

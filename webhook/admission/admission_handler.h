@@ -22,7 +22,6 @@
 
 #include "core/inventory/gpu_metrics.h"
 #include "core/inventory/inventory.h"
-#include "core/inventory/inventory_gauges.h"
 #include "core/inventory/reservation_ledger.h"
 #include "core/policy/policy.h"
 #include "webhook/admission/decision_log.h"
@@ -48,13 +47,9 @@ class AdmissionHandler {
       : log_(log), metrics_(metrics), reservations_(reservations) {}
 
   void SetPolicy(std::shared_ptr<const Policy> policy) { policy_.store(std::move(policy)); }
-  // Hands `snapshot` to decisions, and computes its inventory gauges for /metrics
-  // (Metrics::SetInventory: O(nodes), here, once per snapshot, on the publisher's thread).
+  // Hands `snapshot` to the decisions that start after this call. serve publishes through
+  // SnapshotPublisher, which also computes the snapshot's gauges.
   void SetSnapshot(std::shared_ptr<const InventorySnapshot> snapshot);
-
-  // Also export every inventory gauge per node, with a `node` label (serve --metrics-per-node).
-  // Set before the first snapshot.
-  void SetMetricsPerNode(bool per_node) { metrics_per_node_ = per_node; }
 
   // The newest GPU metrics (a GpuMetricsPoller's, node names already mapped); none or empty:
   // every allocatable GPU counts as idle.
@@ -79,8 +74,6 @@ class AdmissionHandler {
   std::shared_ptr<const InventorySnapshot> snapshot() const { return snapshot_.load(); }
   std::shared_ptr<const ClusterGpuMetrics> gpu_metrics() const { return gpu_metrics_.load(); }
   int64_t snapshot_at_unix_ms() const { return snapshot_at_ms_.load(std::memory_order_relaxed); }
-  // The snapshot's gauges as SetSnapshot computed them for /metrics (null before the first).
-  std::shared_ptr<const InventoryGauges> gauges() const { return gauges_.load(); }
   const DecisionLog& decision_log() const { return decision_log_; }
 
   // Answers one POST /mutate. 400: empty or undecodable body; 413: body over kMaxReviewBody;
@@ -96,14 +89,12 @@ class AdmissionHandler {
   Logger& log_;
   Metrics& metrics_;
   Reservations* reservations_;
-  std::function<bool()> stale_;    // set before serving, read-only after
-  bool explain_ = false;           // likewise
-  bool metrics_per_node_ = false;  // likewise
+  std::function<bool()> stale_;  // set before serving, read-only after
+  bool explain_ = false;         // likewise
   std::atomic<std::shared_ptr<const Policy>> policy_;
   std::atomic<std::shared_ptr<const InventorySnapshot>> snapshot_;
   std::atomic<std::shared_ptr<const ClusterGpuMetrics>> gpu_metrics_;
   std::atomic<int64_t> snapshot_at_ms_{0};
-  std::atomic<std::shared_ptr<const InventoryGauges>> gauges_;
   DecisionLog decision_log_;
 };
 

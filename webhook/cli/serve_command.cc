@@ -18,6 +18,7 @@
 
 #include "webhook/admission/admission_handler.h"
 #include "webhook/admission/shared_ledger.h"
+#include "webhook/admission/snapshot_publisher.h"
 #include "webhook/cli/build_info.h"
 #include "webhook/cli/cli_support.h"
 #include "webhook/cli/commands.h"
@@ -51,10 +52,10 @@ constexpr std::chrono::milliseconds kLogHold(100);
 class ClusterFileSource {
  public:
   // `hosts` receives, with each good load, the file's pod name -> node map for the GPU metrics.
-  ClusterFileSource(std::string path, AdmissionHandler& handler, Metrics& metrics, Logger& log,
+  ClusterFileSource(std::string path, SnapshotPublisher& publisher, Metrics& metrics, Logger& log,
                     std::atomic<std::shared_ptr<const HostToNode>>& hosts)
       : path_(std::move(path)),
-        handler_(handler),
+        publisher_(publisher),
         metrics_(metrics),
         log_(log),
         hosts_(hosts),
@@ -63,7 +64,7 @@ class ClusterFileSource {
   bool Load(bool initial) {
     auto list = LoadClusterList(path_);
     // The reservations this file's pods carry are under the loaded policy's prefix.
-    std::shared_ptr<const Policy> policy = handler_.policy();
+    std::shared_ptr<const Policy> policy = publisher_.handler().policy();
     auto snapshot = ClusterSnapshotOf(list, path_, policy ? *policy : Policy{});
     if (!snapshot.ok()) {
       if (!initial) {
@@ -78,7 +79,7 @@ class ClusterFileSource {
               {{"file", path_},
                {"nodes", std::to_string(snapshot.value().nodes().size())},
                {"pods", std::to_string(snapshot.value().pod_count())}});
-    handler_.SetSnapshot(std::make_shared<const InventorySnapshot>(std::move(snapshot).value()));
+    publisher_.Publish(std::make_shared<const InventorySnapshot>(std::move(snapshot).value()));
     hosts_.store(std::make_shared<const HostToNode>(PodNodesOf(list.value())));
     return true;
   }
@@ -87,7 +88,7 @@ class ClusterFileSource {
 
  private:
   std::string path_;
-  AdmissionHandler& handler_;
+  SnapshotPublisher& publisher_;
   Metrics& metrics_;
   Logger& log_;
   std::atomic<std::shared_ptr<const HostToNode>>& hosts_;
@@ -107,7 +108,8 @@ class Serve {
         f_(settings.flags),
         log_(settings.level, kLogHold),
         ledger_(clock_, kDefaultReservationTtl),
-        handler_(log_, metrics_, &ledger_) {}
+        handler_(log_, metrics_, &ledger_),
+        publisher_(handler_, metrics_, &ledger_, {.per_node = f_.Has("metrics-per-node")}) {}
 
   // Builds the parts and starts their threads: "" or the configuration error's message.
   std::string Build();
@@ -131,6 +133,7 @@ class Serve {
   SteadyClock clock_;
   SharedLedger ledger_;
   AdmissionHandler handler_;
+  SnapshotPublisher publisher_;
   std::atomic<bool> stopping_{false};
   std::unique_ptr<TlsServer> server_;
   std::unique_ptr<MetricsServer> metrics_server_;  // --metrics-listen
@@ -156,7 +159,6 @@ class Serve {
 
 std::string Serve::Build() {
   metrics_.SetBuildInfo(BuildInfoLabels());
-  handler_.SetMetricsPerNode(f_.Has("metrics-per-node"));
   // TLS and the port first: the cheapest checks, and a failure is then the only line printed.
   auto server = TlsServer::Create(settings_.server, handler_, metrics_, log_);
   if (!server.ok()) return server.error().message;
@@ -208,7 +210,7 @@ std::string Serve::Build() {
 // leader lifts.
 std::string Serve::BuildInventory() {
   if (f_.Has("cluster")) {
-    file_source_ = std::make_unique<ClusterFileSource>(f_.Value("cluster"), handler_, metrics_,
+    file_source_ = std::make_unique<ClusterFileSource>(f_.Value("cluster"), publisher_, metrics_,
                                                        log_, exporter_hosts_);
     if (!file_source_->Load(/*initial=*/true)) return file_source_->error();
     file_source_->Start();
@@ -217,7 +219,7 @@ std::string Serve::BuildInventory() {
   // The prefix of the policy loaded at start: the key its reservations are written under.
   KubeInventoryOptions inventory_options;
   inventory_options.reservation_annotation = handler_.policy()->Annotation("reservation");
-  auto kube = StartKubeSource(*kube_config_, clock_, log_, handler_, ledger_, inventory_options);
+  auto kube = StartKubeSource(*kube_config_, clock_, log_, publisher_, ledger_, inventory_options);
   if (!kube.ok()) return kube.error().message;
   kube_source_ = std::move(kube).value();
   if (f_.Has("leader-elect")) {
@@ -246,6 +248,7 @@ void Serve::BuildPages() {
   status_.emplace(StatusSources{
       .handler = handler_,
       .metrics = metrics_,
+      .publisher = &publisher_,
       .inventory_source = f_.Has("cluster") ? "cluster file " + f_.Value("cluster")
                           : f_.Has("kubeconfig")
                               ? "Kubernetes API (kubeconfig " + f_.Value("kubeconfig") + ")"

@@ -5,7 +5,7 @@
 namespace gpuadmit {
 
 Result<KubeSource> StartKubeSource(const KubeConfig& config, const Clock& clock, Logger& log,
-                                   AdmissionHandler& handler, SharedLedger& ledger,
+                                   SnapshotPublisher& publisher, SharedLedger& ledger,
                                    KubeInventoryOptions options) {
   KubeSource s;
   auto nodes = KubeClient::Create(config);
@@ -16,11 +16,12 @@ Result<KubeSource> StartKubeSource(const KubeConfig& config, const Clock& clock,
   s.pods_client = std::move(pods).value();
   s.inventory = std::make_unique<KubeInventory>(
       *s.nodes_client, *s.pods_client, clock, log, std::move(options),
-      [&handler](std::shared_ptr<const InventorySnapshot> snapshot) {
-        handler.SetSnapshot(std::move(snapshot));
+      [&publisher](std::shared_ptr<const InventorySnapshot> snapshot) {
+        publisher.Publish(std::move(snapshot));
       },
       &ledger);
-  handler.SetStalenessCheck([inventory = s.inventory.get()] { return inventory->Stale(); });
+  publisher.handler().SetStalenessCheck(
+      [inventory = s.inventory.get()] { return inventory->Stale(); });
   s.inventory->Start();
   log.Info("watching the Kubernetes API for nodes and pods", {{"server", config.server}});
   return s;

@@ -1,17 +1,19 @@
 // KubeSource: serve's live inventory from the Kubernetes API, wired into the admission handler:
 // two clients (each reflector holds a watch open), a KubeInventory that publishes each snapshot
-// to the handler and releases arrived reservations from the ledger, and the handler's staleness
-// check reading the inventory. `gpuadmit serve` and the fault tests build it the same way.
+// through the publisher and releases arrived reservations from the ledger, and the handler's
+// staleness check reading the inventory. `gpuadmit serve` and the fault tests build it the same
+// way.
 //
-//   auto source = StartKubeSource(config, clock, log, handler, ledger);
+//   auto source = StartKubeSource(config, clock, log, publisher, ledger);
 //   if (!source.ok()) -> source.error().message
 //   ... source.value().inventory->Synced() ...   // stops when destroyed
 //
 // Degraded modes are the inventory's: an API that is down, slow or answering errors leaves the
 // handler without a snapshot (not ready) or with the last one, and stale past the limit.
 //
-// Thread safety: as KubeInventory's. The handler, clock, log and ledger must outlive the source,
-// and the handler must not Handle() after the source is destroyed (its staleness check reads it).
+// Thread safety: as KubeInventory's. The publisher (and its handler), clock, log and ledger must
+// outlive the source, and the handler must not Handle() after the source is destroyed (its
+// staleness check reads it).
 #pragma once
 
 #include <memory>
@@ -19,6 +21,7 @@
 #include "core/result.h"
 #include "webhook/admission/admission_handler.h"
 #include "webhook/admission/shared_ledger.h"
+#include "webhook/admission/snapshot_publisher.h"
 #include "webhook/kube/kube_client.h"
 #include "webhook/kube/kube_config.h"
 #include "webhook/kube/kube_inventory.h"
@@ -33,12 +36,12 @@ struct KubeSource {
   std::unique_ptr<KubeInventory> inventory;  // last: destroyed (stopped) before the clients
 };
 
-// Makes the two clients for `config` and starts the inventory, publishing into `handler`. It
+// Makes the two clients for `config` and starts the inventory, publishing through `publisher`. It
 // returns at once: the first list happens on the inventory's threads, and failures there are
 // retried with backoff, never returned. Errors: a client that cannot be made (a bad CA, key
 // or token file).
 Result<KubeSource> StartKubeSource(const KubeConfig& config, const Clock& clock, Logger& log,
-                                   AdmissionHandler& handler, SharedLedger& ledger,
+                                   SnapshotPublisher& publisher, SharedLedger& ledger,
                                    KubeInventoryOptions options = {});
 
 }  // namespace gpuadmit

@@ -172,7 +172,8 @@ StatusModel CollectStatus(const StatusSources& sources, const StatusQuery& query
   m.query = query;
 
   std::shared_ptr<const InventorySnapshot> snapshot = handler.snapshot();
-  std::shared_ptr<const InventoryGauges> gauges = handler.gauges();
+  std::shared_ptr<const InventoryGauges> gauges =
+      sources.publisher ? sources.publisher->gauges() : nullptr;
   std::shared_ptr<const ClusterGpuMetrics> metrics = handler.gpu_metrics();
   if (snapshot != nullptr) {
     m.inventory_at_unix_ms = handler.snapshot_at_unix_ms();

@@ -27,6 +27,7 @@
 #include "core/result.h"
 #include "webhook/admission/admission_handler.h"
 #include "webhook/admission/decision_log.h"
+#include "webhook/admission/snapshot_publisher.h"
 #include "webhook/telemetry/metrics.h"
 
 namespace gpuadmit {
@@ -47,6 +48,7 @@ Result<StatusQuery> ParseStatusQuery(std::string_view query);
 struct StatusSources {
   const AdmissionHandler& handler;
   const Metrics& metrics;
+  const SnapshotPublisher* publisher = nullptr;  // the resources table's gauges; null: no table
   std::string inventory_source;  // "cluster file demo.json", "Kubernetes API https://..."
   // The policy as its file said when it loaded; empty text when serve runs on the built-in
   // default.

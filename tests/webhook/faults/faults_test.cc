@@ -19,6 +19,7 @@
 #include "tests/fakes/wait_until.h"
 #include "webhook/admission/admission_handler.h"
 #include "webhook/admission/shared_ledger.h"
+#include "webhook/admission/snapshot_publisher.h"
 #include "webhook/kube/kube_source.h"
 #include "webhook/os/read_file.h"
 #include "webhook/sources/prometheus_source.h"
@@ -84,7 +85,7 @@ class KubeApiFaults : public ::testing::Test {
       r->initial_backoff = milliseconds(5);
       r->max_backoff = milliseconds(20);
     }
-    auto source = StartKubeSource(config, clock_, log_, handler_, ledger_, options);
+    auto source = StartKubeSource(config, clock_, log_, publisher_, ledger_, options);
     ASSERT_TRUE(source.ok()) << source.error().message;
     source_ = std::move(source).value();
   }
@@ -107,6 +108,7 @@ class KubeApiFaults : public ::testing::Test {
   Metrics metrics_;
   SharedLedger ledger_{clock_, kDefaultReservationTtl};
   AdmissionHandler handler_{log_, metrics_, &ledger_};
+  SnapshotPublisher publisher_{handler_, metrics_, &ledger_, {}};
   KubeSource source_;  // last: stops before what it uses
 };
 

@@ -7,6 +7,7 @@
 
 #include "tests/fakes/test_cluster.h"
 #include "webhook/admission/admission_handler.h"
+#include "webhook/admission/snapshot_publisher.h"
 #include "webhook/status/html.h"
 #include "webhook/status/status_json.h"
 #include "webhook/status/status_model.h"
@@ -67,7 +68,10 @@ TEST(SvgChart, StackedBarSplitsItsWidthInProportion) {
 // named to break out of the page.
 class StatusTest : public ::testing::Test {
  protected:
-  StatusTest() : log_(LogLevel::kError), handler_(log_, metrics_) {
+  StatusTest()
+      : log_(LogLevel::kError),
+        handler_(log_, metrics_),
+        publisher_(handler_, metrics_, nullptr, {}) {
     std::vector<json> items;
     for (int i = 0; i < 12; ++i) {
       char name[16];
@@ -76,7 +80,7 @@ class StatusTest : public ::testing::Test {
     }
     items.push_back(testing::GpuNode("a100-00", 8, "NVIDIA-A100-SXM4-40GB"));
     handler_.SetPolicy(std::make_shared<const Policy>());
-    handler_.SetSnapshot(
+    publisher_.Publish(
         std::make_shared<const InventorySnapshot>(testing::SnapshotOf(testing::ListOf(items))));
     GpuMetricsHistory history;
     MetricsTime t0{};
@@ -100,6 +104,7 @@ class StatusTest : public ::testing::Test {
   StatusSources Sources() {
     return {.handler = handler_,
             .metrics = metrics_,
+            .publisher = &publisher_,
             .inventory_source = "cluster file <test>",
             .policy_path = [] { return std::string("policy.yaml"); },
             .policy_text = [] { return std::string("failureMode: open # <b>\n"); },
@@ -110,6 +115,7 @@ class StatusTest : public ::testing::Test {
   Logger log_;
   Metrics metrics_;
   AdmissionHandler handler_;
+  SnapshotPublisher publisher_;
 };
 
 TEST_F(StatusTest, ModelHasTheOverviewAndThePageOfNodesTheQueryAsksFor) {
