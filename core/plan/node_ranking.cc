@@ -39,7 +39,13 @@ class Ranker {
         compute_(compute),
         primary_(asks.front()),
         mig_profile_(MigProfileOf(primary_.resource)),
-        any_metrics_(context.metrics != nullptr && !context.metrics->nodes().empty()) {
+        any_metrics_(context.metrics != nullptr && !context.metrics->nodes().empty()),
+        filter_(PlacementFilter(policy_)),
+        weights_{policy_.score_memory_weight, policy_.score_idle_weight},
+        // Whole GPUs and MIG instances are devices; a shared replica lives on one GPU.
+        devices_asked_(primary_.resource == "nvidia.com/gpu" || !mig_profile_.empty()
+                           ? primary_.count
+                           : 1) {
     if (policy_.strategy != PlacementStrategy::kFragmentation) return;
     for (const WeightedShape& w : context.snapshot.mix()) {
       if (w.shape.resource != primary_.resource) continue;
@@ -120,8 +126,21 @@ class Ranker {
       if (context_.explain) r.why_not = "too few " + lacking->resource + " free";
       return r;
     }
-    r.fits = true;
     const NodeGpuMetrics* m = any_metrics_ ? context_.metrics->FindNode(node.name()) : nullptr;
+    if (filter_.Active() || policy_.strategy == PlacementStrategy::kScore) {
+      DeviceAvailability a = BestDevices(m, r.allocatable, mig_profile_, filter_, weights_,
+                                         devices_asked_);
+      if (a.passing < devices_asked_) {
+        if (context_.explain) {
+          r.why_not = std::to_string(a.passing) + " of its " + DeviceWord() +
+                      " pass the filter (" + Describe(filter_) + "), " +
+                      std::to_string(devices_asked_) + " asked";
+        }
+        return r;
+      }
+      r.score = a.score;
+    }
+    r.fits = true;
     IdleThresholds thresholds{policy_.idle_max_utilization_percent,
                               policy_.idle_max_memory_percent};
     // Metrics count physical devices: a whole GPU or a MIG instance. Other resources (shared
@@ -135,12 +154,6 @@ class Ranker {
       r.utilization_percent = m->MeanUtilizationPercent();
       r.memory_used_percent = MeanMemoryUsedPercent(m);
     }
-    if (policy_.strategy == PlacementStrategy::kScore) {
-      double free_memory = 1.0 - r.memory_used_percent.value_or(0) / 100.0;
-      double idle_ratio =
-          r.allocatable > 0 ? static_cast<double>(r.idle) / static_cast<double>(r.allocatable) : 0;
-      r.score = policy_.score_memory_weight * free_memory + policy_.score_idle_weight * idle_ratio;
-    }
     if (policy_.strategy == PlacementStrategy::kFragmentation) {
       ComputeRequest left = node.ComputeFree();
       ComputeRequest after{left.cpu_milli - compute_.cpu_milli,
@@ -149,6 +162,11 @@ class Ranker {
           Fragmentation(node, r.free, left) - Fragmentation(node, r.free - primary_.count, after);
     }
     return r;
+  }
+
+  // "GPUs" or "2g.20gb instances": the devices the filter counts.
+  std::string DeviceWord() const {
+    return mig_profile_.empty() ? std::string("GPUs") : mig_profile_ + " instances";
   }
 
   // The free devices of the ranked resource that a pod drawn from the mix could not use on
@@ -307,6 +325,9 @@ class Ranker {
   const NodeAsk& primary_;
   std::string mig_profile_;  // of the ranked resource, "" when it is no MIG profile
   bool any_metrics_;
+  DeviceFilter filter_;
+  ScoreWeights weights_;
+  int64_t devices_asked_;  // devices the filter and the score weigh per node
   std::vector<const WeightedShape*> shapes_;  // the mix's shapes of the ranked resource
   int64_t mix_pods_ = 0;                      // the pods they count
   NodeRanking result_;
@@ -335,6 +356,10 @@ std::vector<NodeAsk> AsksOf(const ResourceList& effective) {
 const std::string& HostnameOf(const NodeInventory& node) {
   auto it = node.facts->labels.find(kHostnameLabel);
   return it != node.facts->labels.end() ? it->second : node.name();
+}
+
+DeviceFilter PlacementFilter(const PlacementPolicy& placement) {
+  return {placement.filter_min_free_memory_mib, placement.filter_max_utilization_percent};
 }
 
 std::string_view StrategyName(PlacementStrategy strategy) {

@@ -6,7 +6,9 @@
 //   if (r.chosen) r.chosen->node->name() ...
 //
 // A node can take the pod when it is Ready, not cordoned, the pod's constraints allow it
-// (CanRunOn) and every asked resource has enough free, net of reservations. Strategies, ties
+// (CanRunOn), every asked resource has enough free, net of reservations, and, under the policy's
+// filter, enough of its devices pass it (free framebuffer and utilisation by the latest metrics;
+// a device without them passes). Strategies, ties
 // always broken by node name:
 //   most-idle  most idle GPUs that are also free: first nodes with at least the asked count,
 //              then more of them, then the lower mean utilisation. A GPU is idle below
@@ -15,8 +17,10 @@
 //   best-fit   least free left (net of reservations): packs nodes
 //   worst-fit  most free: spreads
 //   first-fit  the first node by name that can take it
-//   score      memory_weight x free framebuffer ratio + idle_weight x idle-and-free / allocatable
-//              (0.6 and 0.4 by default); a node without metrics has a free ratio of 1.
+//   score      per device, memory_weight x free framebuffer ratio + idle_weight x (100 -
+//              utilisation) / 100 (0.6 and 0.4 by default); a node's score is the mean of its
+//              best devices for the ask (core/inventory/gpu_availability.h); a device without
+//              metrics scores as free and idle.
 //   fragmentation  the node whose free devices the pod's placement leaves least fragmented
 //              for the workload mix (FGD, Weng et al., USENIX ATC 2023, counted in devices): a
 //              node's fragmentation is the free devices of the ranked resource that a pod drawn
@@ -40,6 +44,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/inventory/gpu_availability.h"
 #include "core/plan/planner.h"
 
 namespace gpuadmit {
@@ -99,6 +104,9 @@ NodeRanking RankNodes(const PlanContext& context, const SchedulingConstraints& c
 
 // The node's kubernetes.io/hostname label, else its name.
 const std::string& HostnameOf(const NodeInventory& node);
+
+// The policy's node filter on GPU metrics.
+DeviceFilter PlacementFilter(const PlacementPolicy& placement);
 
 // "most-idle", "best-fit", ...: the policy's spelling.
 std::string_view StrategyName(PlacementStrategy strategy);

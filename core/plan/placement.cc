@@ -158,8 +158,10 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
     const std::string what = Joined({count, " ", primary.resource});
     // One warning per problem: an earlier stage that found nothing free has said so already.
     if (d.warnings.empty()) {
+      DeviceFilter filter = PlacementFilter(placement);
+      std::string passing = filter.Active() ? " (placement filter: " + Describe(filter) + ")" : "";
       d.warnings.push_back("gpuadmit: " + pod.name + ": no node has " + what +
-                           " free that the pod may use; no node affinity added");
+                           " free that the pod may use" + passing + "; no node affinity added");
     }
     d.trail.push_back("No node can take " + what + " now: no node affinity (" +
                       std::to_string(ranking.offering) + " nodes offer it)");

@@ -157,9 +157,14 @@ struct PlacementPolicy {
   // An idle GPU: utilisation below this and memory used below that.
   double idle_max_utilization_percent = 30;
   double idle_max_memory_percent = 50;
-  // The score: memory_weight x free-memory ratio + idle_weight x idle ratio.
+  // The score of a GPU: memory_weight x free-memory ratio + idle_weight x (100 - utilisation)
+  // / 100; a node's is the mean of its best GPUs for the ask.
   double score_memory_weight = 0.6;
   double score_idle_weight = 0.4;
+  // The node filter: a node takes a pod only with as many GPUs as it asks whose latest metrics
+  // show at least this much framebuffer free and at most this utilisation (unset: no filter).
+  std::optional<int64_t> filter_min_free_memory_mib;
+  std::optional<double> filter_max_utilization_percent;
   std::vector<GpuTypePreference> gpu_types;
   bool operator==(const PlacementPolicy&) const = default;
 };

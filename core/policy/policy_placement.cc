@@ -1,5 +1,6 @@
 // The placement section of the policy: how a node is chosen, how the choice is written (node
-// affinity), what counts as an idle GPU, the score's weights and GPU type preferences.
+// affinity), what counts as an idle GPU, the score's weights, the node filter on GPU metrics
+// and GPU type preferences.
 #include <limits>
 
 #include "core/policy/policy_sections.h"
@@ -79,6 +80,21 @@ void ReadPlacement(const YAML::Node& node, const std::string& path, PolicyValida
             if (read && out.score_memory_weight == 0 && out.score_idle_weight == 0) {
               v.Report(n, p + ": memoryWeight and idleWeight must not both be 0");
             }
+          }},
+         {"filter",
+          [&](const YAML::Node& n, const std::string& p) {
+            v.Map(n, p,
+                  {{"minFreeMemory",
+                    [&](const YAML::Node& m, const std::string& mp) {
+                      int64_t mib = 0;
+                      if (v.MemoryMib(m, mp, mib)) out.filter_min_free_memory_mib = mib;
+                    }},
+                   {"maxUtilization", [&](const YAML::Node& m, const std::string& mp) {
+                      double percent = 0;
+                      if (v.Number(m, mp, 0, 100, percent)) {
+                        out.filter_max_utilization_percent = percent;
+                      }
+                    }}});
           }},
          {"gpuTypes", [&](const YAML::Node& n, const std::string& p) {
             out.gpu_types.clear();

@@ -98,10 +98,12 @@ TEST(Placement, EachStrategyPicksItsOwnNodeOfTheSameCluster) {
       {PlacementStrategy::kBestFit, &metrics, "gpu-05"},   // 2 free: none left; before gpu-06
       {PlacementStrategy::kFirstFit, &metrics, "gpu-02"},  // gpu-01 has too few
       {PlacementStrategy::kWorstFit, &metrics, "gpu-03"},
-      // 0.6 x free memory + 0.4 x idle/allocatable: gpu-06 1.0, gpu-02 0.765, gpu-05 0.7.
-      {PlacementStrategy::kScore, &metrics, "gpu-06"},
-      // Without metrics memory is all free: gpu-03 and gpu-06 both score 1.0; the name decides.
-      {PlacementStrategy::kScore, nullptr, "gpu-03"},
+      // The mean of the best two GPUs' 0.6 x free memory + 0.4 x (100 - util) / 100: gpu-02's
+      // idle three score 1.0, as do the unreported GPUs of gpu-05 and gpu-06; gpu-04 0.994,
+      // gpu-03 0.2. The name decides among the 1.0s.
+      {PlacementStrategy::kScore, &metrics, "gpu-02"},
+      // Without metrics every GPU scores 1.0: the first by name with room.
+      {PlacementStrategy::kScore, nullptr, "gpu-02"},
   };
   for (const Case& c : cases) {
     Policy policy;
@@ -114,6 +116,82 @@ TEST(Placement, EachStrategyPicksItsOwnNodeOfTheSameCluster) {
     EXPECT_EQ(d.claims, (std::vector<Claim>{{c.node, kGpu, 2, node->Free(kGpu)}})) << label;
     EXPECT_TRUE(d.warnings.empty()) << label;
   }
+}
+
+// gpu-a: two GPUs idle and empty, six busy and full; gpu-b: eight GPUs half used at 50 %.
+json ScoreCluster() { return ListOf({GpuNode("gpu-a", 8), GpuNode("gpu-b", 8)}); }
+std::string ScoreMetrics() {
+  std::string text;
+  for (int g = 0; g < 2; ++g) text += DcgmGpu("gpu-a", g, 0, 0, 16000);
+  for (int g = 2; g < 8; ++g) text += DcgmGpu("gpu-a", g, 100, 16000, 0);
+  for (int g = 0; g < 8; ++g) text += DcgmGpu("gpu-b", g, 50, 8000, 8000);
+  return text;
+}
+
+TEST(Placement, ScoreIsTheMeanOfTheBestGpusForTheAsk) {
+  InventorySnapshot s = SnapshotOf(ScoreCluster());
+  ClusterGpuMetrics metrics = MetricsOf(ScoreMetrics());
+  Policy policy;
+  policy.placement.strategy = PlacementStrategy::kScore;
+  // gpu-a's GPUs score 1.0 (idle, empty) and 0 (busy, full), gpu-b's 0.6 x 0.5 + 0.4 x 0.5 =
+  // 0.5. For up to four GPUs gpu-a's best average at least 0.5 (a tie goes to the name); for
+  // five, 0.4.
+  struct Case {
+    int gpus;
+    std::string node;
+  } cases[] = {{1, "gpu-a"}, {2, "gpu-a"}, {4, "gpu-a"}, {5, "gpu-b"}, {8, "gpu-b"}};
+  for (const Case& c : cases) {
+    json spec = GpuPodSpec(c.gpus);
+    PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+    Decision d = Place(pod, {s, policy, &metrics});
+    EXPECT_EQ(TermsOf(d.preferred), HostPreference(c.node)) << c.gpus << " GPUs";
+  }
+}
+
+TEST(Placement, TheFilterKeepsNodesWithEnoughGpusFreeAndCoolEnough) {
+  InventorySnapshot s = SnapshotOf(ScoreCluster());
+  ClusterGpuMetrics metrics = MetricsOf(ScoreMetrics());
+  Policy policy;
+  policy.placement.strategy = PlacementStrategy::kFirstFit;
+  policy.placement.filter_min_free_memory_mib = 8000;
+  policy.placement.filter_max_utilization_percent = 50;
+  // gpu-a passes with two GPUs, gpu-b with all eight (8000 MiB free and 50 % are within).
+  struct Case {
+    int gpus;
+    std::string node;
+  } cases[] = {{2, "gpu-a"}, {3, "gpu-b"}, {8, "gpu-b"}};
+  for (const Case& c : cases) {
+    json spec = GpuPodSpec(c.gpus);
+    PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+    PlanContext context{s, policy, &metrics};
+    context.explain = true;
+    Decision d = Place(pod, context);
+    EXPECT_EQ(TermsOf(d.preferred), HostPreference(c.node)) << c.gpus << " GPUs";
+  }
+  // A stricter filter: gpu-b's GPUs are too busy, and no node has three that pass. The pod is
+  // left to the scheduler, and the trail says each node's count.
+  policy.placement.filter_max_utilization_percent = 40;
+  json spec = GpuPodSpec(3);
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  PlanContext context{s, policy, &metrics};
+  context.explain = true;
+  Decision d = Place(pod, context);
+  EXPECT_TRUE(d.preferred.empty());
+  EXPECT_TRUE(d.claims.empty());
+  std::string trail;
+  for (const std::string& line : d.trail) trail += line + "\n";
+  EXPECT_NE(trail.find("gpu-a: cannot take it: 2 of its GPUs pass the filter (free memory >= "
+                       "8000 MiB, utilisation <= 40%), 3 asked"),
+            std::string::npos)
+      << trail;
+  EXPECT_NE(trail.find("gpu-b: cannot take it: 0 of its GPUs pass the filter"), std::string::npos)
+      << trail;
+  EXPECT_EQ(d.warnings, (std::vector<std::string>{
+                            "gpuadmit: Pod default/p: no node has 3 nvidia.com/gpu free that the "
+                            "pod may use (placement filter: free memory >= 8000 MiB, utilisation "
+                            "<= 40%); no node affinity added"}));
+  // Without metrics nothing is filtered.
+  EXPECT_EQ(TermsOf(Place(pod, {s, policy, nullptr}).preferred), HostPreference("gpu-a"));
 }
 
 TEST(Placement, IdleThresholdsComeFromThePolicy) {

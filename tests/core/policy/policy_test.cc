@@ -286,6 +286,13 @@ placement:
          p.placement.score_idle_weight = 0;
          p.placement.gpu_types = {{"A100", 100}, {"V100", 1}};
        }},
+      {"placement: {filter: {minFreeMemory: 8000, maxUtilization: 50}}",
+       [](Policy& p) {
+         p.placement.filter_min_free_memory_mib = 8000;
+         p.placement.filter_max_utilization_percent = 50;
+       }},
+      {"placement: {filter: {minFreeMemory: 8Gi}}",
+       [](Policy& p) { p.placement.filter_min_free_memory_mib = 8192; }},
       {"placement: {strategy: best-fit}",
        [](Policy& p) { p.placement.strategy = PlacementStrategy::kBestFit; }},
       {"placement: {strategy: first-fit}",
@@ -544,6 +551,11 @@ TEST(ParsePolicy, ReportsBadPlacementSettings) {
         "9:7: placement.gpuTypes[1].product is required"}},
       {"placement: {score: {memoryWeight: -0.5}}",
        {"1:35: placement.score.memoryWeight must be at least 0, not -0.5"}},
+      {"placement: {filter: {minFreeMemory: lots, maxUtilization: 150, minMemory: 1}}",
+       {"1:37: placement.filter.minFreeMemory must be a memory size such as 20Gi, 20000Mi or "
+        "20000 (MiB), not \"lots\"",
+        "1:59: placement.filter.maxUtilization must be between 0 and 100, not 150",
+        "1:64: unknown key \"minMemory\" in placement.filter"}},
   });
 }
 
