@@ -299,12 +299,13 @@ bool AsksForGpus(JsonView container) {
   return false;
 }
 
-void PatchShm(JsonView spec, const PodSpecLocation& where, const Decision& d, JsonPatch& patch) {
-  if (d.shm_size.empty()) return;
+// The containers that ask for an nvidia.com/ resource, with where each is.
+std::vector<std::pair<Pointer, JsonView>> GpuContainers(JsonView spec,
+                                                        const PodSpecLocation& where) {
   const Pointer spec_at(where.spec);
-  std::vector<std::pair<Pointer, JsonView>> lacking;  // GPU containers without /dev/shm
+  std::vector<std::pair<Pointer, JsonView>> found;
   auto consider = [&](JsonView c, Pointer at) {
-    if (c.is_object() && AsksForGpus(c) && !MountsShm(c)) lacking.emplace_back(std::move(at), c);
+    if (c.is_object() && AsksForGpus(c)) found.emplace_back(std::move(at), c);
   };
   for (const char* field : {"initContainers", "containers"}) {
     size_t i = 0;
@@ -312,6 +313,37 @@ void PatchShm(JsonView spec, const PodSpecLocation& where, const Decision& d, Js
   }
   if (!where.gpu_container.empty()) {
     consider(spec[where.gpu_container], spec_at / where.gpu_container);
+  }
+  return found;
+}
+
+// Adds each of the decision's variables to every GPU container that sets none of that name.
+void PatchEnv(JsonView spec, const PodSpecLocation& where, const Decision& d, JsonPatch& patch) {
+  if (d.env.empty()) return;
+  for (const auto& [at, container] : GpuContainers(spec, where)) {
+    JsonView env = container["env"];
+    auto list = env.Elements();
+    json missing = json::array();
+    for (const auto& [name, value] : d.env) {
+      bool set = std::any_of(list.begin(), list.end(),
+                             [&](JsonView e) { return e["name"].string() == name; });
+      if (!set) missing.push_back({{"name", name}, {"value", value}});
+    }
+    if (missing.empty()) continue;
+    if (!env.is_array()) {
+      patch.Add(at / "env", std::move(missing));
+      continue;
+    }
+    for (json& variable : missing) patch.Add(at / "env" / "-", std::move(variable));
+  }
+}
+
+void PatchShm(JsonView spec, const PodSpecLocation& where, const Decision& d, JsonPatch& patch) {
+  if (d.shm_size.empty()) return;
+  const Pointer spec_at(where.spec);
+  std::vector<std::pair<Pointer, JsonView>> lacking;  // GPU containers without /dev/shm
+  for (auto& [at, container] : GpuContainers(spec, where)) {
+    if (!MountsShm(container)) lacking.emplace_back(std::move(at), container);
   }
   if (lacking.empty()) return;
   JsonView volumes = spec["volumes"];
@@ -347,6 +379,7 @@ void AppendPlacementPatch(JsonView object, const PodSpecLocation& where, const D
   PatchNodeAffinity(spec, spec_at, decision, patch);
   PatchTolerations(spec, spec_at, decision, patch);
   PatchShm(spec, where, decision, patch);
+  PatchEnv(spec, where, decision, patch);
 }
 
 }  // namespace gpuadmit

@@ -31,7 +31,7 @@ struct FallbackChain {
 Result<int64_t> MinMemoryMib(const PodRequest& pod, const Policy& policy) {
   auto text = pod.Input(policy, "min-gpu-memory");
   if (!text) return int64_t{0};
-  std::string key = policy.Annotation("min-gpu-memory");
+  std::string key = pod.InputName(policy, "min-gpu-memory");
   if (!text->empty() && std::all_of(text->begin(), text->end(), [](char c) {
         return std::isdigit(static_cast<unsigned char>(c));
       })) {
@@ -157,7 +157,7 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
   const Policy& policy = context.policy;
   if (!policy.mig.fallback || state.opted_out) return;
   if (const auto* opt = pod.InputEntry(policy, "mig-fallback"); opt && opt->second == "false") {
-    d.trail.push_back("MIG fallback: off for this pod (" + policy.Annotation("mig-fallback") +
+    d.trail.push_back("MIG fallback: off for this pod (" + std::string(opt->first) +
                       ": \"false\")");
     return;
   }

@@ -252,7 +252,7 @@ void PlanPlacement(const PodRequest& pod, const PlanContext& context, PlanState&
   }
   if (auto v = pod.Input(policy, "node-selection"); v && *v == "false") {
     d.trail.push_back("placement: node selection off for this pod (" +
-                      policy.Annotation("node-selection") + ": false)");
+                      pod.InputName(policy, "node-selection") + ": false)");
     return;
   }
   if (!pod.spec["nodeName"].string().empty()) {

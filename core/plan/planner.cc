@@ -86,6 +86,11 @@ std::optional<std::string> PodRequest::Input(const Policy& policy, std::string_v
   return std::string(entry->second);
 }
 
+std::string PodRequest::InputName(const Policy& policy, std::string_view key) const {
+  const ViewMap::value_type* entry = InputEntry(policy, key);
+  return entry != nullptr ? std::string(entry->first) : policy.Annotation(key);
+}
+
 void PlanState::SetCount(size_t index, std::string_view resource, int64_t count,
                          const ResourceList& overhead) {
   ContainerNeeds& c = containers_[index];

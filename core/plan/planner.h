@@ -67,6 +67,9 @@ struct PodRequest {
   std::optional<std::string> Input(const Policy& policy, std::string_view key) const;
   // The same, as the (key, value) entry found; nullptr when none.
   const ViewMap::value_type* InputEntry(const Policy& policy, std::string_view key) const;
+  // The key the pod wrote `key` under (an alias, such as gpu-autoscaler.io/sharing, included),
+  // else the policy's own annotation: the name messages about the input use.
+  std::string InputName(const Policy& policy, std::string_view key) const;
   // Every input present, as (key without its prefix, entry), in the order InputEntry looks:
   // for a caller that asks for many keys (parallelism has 25 spellings), one pass instead.
   // The entries point into this request's maps.
@@ -101,6 +104,8 @@ struct Decision {
   std::vector<PreferredTerm> preferred;  // preferred node affinity terms to add
   std::vector<Toleration> tolerations;   // to add where missing
   std::string shm_size;                  // an in-memory /dev/shm volume of this size; "" none
+  // Environment variables for every GPU container that sets none of that name (MPS settings).
+  std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::pair<std::string, std::string>> annotations;  // key, value
   std::vector<std::string> warnings;  // one line each, for the AdmissionResponse
   std::vector<std::string> trail;     // why, step by step, for --explain and debug logs
@@ -112,7 +117,7 @@ struct Decision {
 
   bool Changes() const {
     return !counts.empty() || !swaps.empty() || !node_selector.empty() || !required.empty() ||
-           !preferred.empty() || !tolerations.empty() || !shm_size.empty() ||
+           !preferred.empty() || !tolerations.empty() || !shm_size.empty() || !env.empty() ||
            !annotations.empty() || !scheduling_gate.empty();
   }
 };

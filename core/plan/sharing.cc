@@ -48,6 +48,7 @@ struct Stage {
 
   const Policy& policy() const { return context.policy; }
   std::string Input(std::string_view key) const { return pod.Input(policy(), key).value_or(""); }
+  std::string InputKey(std::string_view key) const { return pod.InputName(policy(), key); }
 
   // What the GPU containers run, as core/plan/workload_type.h matches it.
   DetectedWorkloadType Detect() const {
@@ -216,6 +217,22 @@ struct Stage {
     }
     d.node_selector[kStrategyLabel] = strategy;
     Apply(choice, kShared, *node);
+    if (choice.mode == SharingMode::kMps) AddMpsSettings();
+  }
+
+  // The policy's MPS client settings, as the environment the CUDA driver reads in the client.
+  // A one-GPU pod sees its GPU as device 0.
+  void AddMpsSettings() {
+    const SharingPolicy& s = policy().sharing;
+    if (s.mps_active_thread_percentage) {
+      d.env.emplace_back("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+                         std::to_string(*s.mps_active_thread_percentage));
+    }
+    if (s.mps_memory_limit_mib) {
+      d.env.emplace_back("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT",
+                         "0=" + std::to_string(*s.mps_memory_limit_mib) + "M");
+    }
+    for (const auto& [name, value] : d.env) d.trail.push_back("  MPS: " + name + "=" + value);
   }
 
   // Why `mode` may not be used for this pod, "" when it may.
@@ -224,7 +241,7 @@ struct Stage {
     if (mode == SharingMode::kMig && !s.enable_mig) return "the policy disables MIG";
     if (mode == SharingMode::kMps && !s.enable_mps) return "the policy disables MPS";
     if (mode == SharingMode::kMps && Lower(Input("mps-enabled")) == "false") {
-      return policy().Annotation("mps-enabled") + " is \"false\"";
+      return InputKey("mps-enabled") + " is \"false\"";
     }
     if (mode == SharingMode::kTimeSlicing && !s.enable_time_slicing) {
       return "the policy disables time-slicing";
@@ -269,9 +286,9 @@ struct Stage {
   std::optional<Choice> Choose(const SharingFacts& facts) {
     if (auto text = pod.Input(policy(), "sharing-mode")) {
       if (auto mode = ParseSharingMode(*text)) {
-        return Choice{*mode, policy().Annotation("sharing-mode"), Input("mig-profile"), true};
+        return Choice{*mode, InputKey("sharing-mode"), Input("mig-profile"), true};
       }
-      d.warnings.push_back("gpuadmit: " + pod.name + ": " + policy().Annotation("sharing-mode") +
+      d.warnings.push_back("gpuadmit: " + pod.name + ": " + InputKey("sharing-mode") +
                            " \"" + *text +
                            "\" is not exclusive, mig, mps or time-slicing: ignored");
     }
@@ -303,13 +320,24 @@ struct Stage {
         return;
       }
     }
-    if (std::string sharing = Lower(Input("sharing"));
-        sharing == "disabled" || sharing == "false") {
-      d.trail.push_back("sharing: " + policy().Annotation("sharing") + " is \"" + sharing +
-                        "\": exclusive");
+    std::string sharing = Lower(Input("sharing"));
+    if (sharing == "disabled" || sharing == "false") {
+      d.trail.push_back("sharing: " + InputKey("sharing") + " is \"" + sharing + "\": exclusive");
       d.tally.MarkMode(SharingMode::kExclusive);
       return;
     }
+    bool opted_in = sharing == "enabled" || sharing == "true";
+    if (!sharing.empty() && !opted_in) {
+      d.warnings.push_back("gpuadmit: " + pod.name + ": " + InputKey("sharing") + " \"" +
+                           Input("sharing") + "\" is not enabled or disabled: ignored");
+    }
+    if (policy().sharing.opt_in && !opted_in) {
+      d.trail.push_back("sharing: exclusive (the policy shares only pods with " +
+                        policy().Annotation("sharing") + ": enabled)");
+      d.tally.MarkMode(SharingMode::kExclusive);
+      return;
+    }
+    if (opted_in) d.trail.push_back("sharing: " + InputKey("sharing") + " is \"enabled\"");
     const std::string& type = WorkloadType();
     RecordDetection();
     SharingFacts facts{pod.ns, &pod.labels, type, gpus, state.gpu_memory_mib};

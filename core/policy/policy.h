@@ -90,6 +90,11 @@ struct SharingPolicy {
   bool enable_mig = true;
   bool enable_mps = true;
   bool enable_time_slicing = true;
+  // Share only the pods annotated <prefix>/sharing: enabled; the others stay exclusive.
+  bool opt_in = false;
+  // The CUDA MPS client settings an MPS pod's GPU containers get (unset: not written).
+  std::optional<int> mps_active_thread_percentage;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1..100
+  std::optional<int64_t> mps_memory_limit_mib;      // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
   bool operator==(const SharingPolicy&) const = default;
 };
 

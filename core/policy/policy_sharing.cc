@@ -222,6 +222,20 @@ void ReadSharing(const YAML::Node& node, const std::string& path, PolicyValidato
                       v.Bool(m, mp, out.enable_time_slicing);
                     }}});
           }},
+         {"optIn", [&](const YAML::Node& n, const std::string& p) { v.Bool(n, p, out.opt_in); }},
+         {"mps",
+          [&](const YAML::Node& n, const std::string& p) {
+            v.Map(n, p,
+                  {{"activeThreadPercentage",
+                    [&](const YAML::Node& m, const std::string& mp) {
+                      int percent = 0;
+                      if (v.Int(m, mp, 1, 100, percent)) out.mps_active_thread_percentage = percent;
+                    }},
+                   {"memoryLimit", [&](const YAML::Node& m, const std::string& mp) {
+                      int64_t mib = 0;
+                      if (v.MemoryMib(m, mp, mib)) out.mps_memory_limit_mib = mib;
+                    }}});
+          }},
          {"rules", [&](const YAML::Node& n, const std::string& p) {
             out.rules.clear();
             v.List(n, p, [&](const YAML::Node& item, const std::string& at) {

@@ -157,6 +157,76 @@ TEST(SharingReview, AnInferencePodMovesToAnMpsNodeOnce) {
   PatchedAndIdempotent(review, ops, s, p);
 }
 
+TEST(SharingReview, AnMpsPodGetsThePolicysClientSettingsOnceAndKeepsItsOwn) {
+  InventorySnapshot s = Cluster();
+  Policy p = SharingOnly();
+  p.sharing.mps_active_thread_percentage = 50;
+  p.sharing.mps_memory_limit_mib = 2048;
+  json review = WholeGpuReview(json::object(), {{"gpu-autoscaler.io/workload-type", "inference"}});
+  json ops = Ops(review, s, p);
+  EXPECT_EQ(ops.back(), json::parse(R"({"op":"add","path":"/spec/containers/0/env","value":[
+    {"name":"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE","value":"50"},
+    {"name":"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT","value":"0=2048M"}]})"))
+      << ops;
+  json pod = PatchedAndIdempotent(review, ops, s, p);
+  EXPECT_EQ(pod["spec"]["containers"][0]["env"].size(), 2u);
+
+  // A container that sets one of them keeps its value and gets the other appended.
+  json own = WholeGpuReview(
+      {{"env", {{{"name", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE"}, {"value", "20"}}}}},
+      {{"gpu-autoscaler.io/workload-type", "inference"}});
+  ops = Ops(own, s, p);
+  EXPECT_EQ(ops.back(), json::parse(R"({"op":"add","path":"/spec/containers/0/env/-",
+    "value":{"name":"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT","value":"0=2048M"}})"))
+      << ops;
+  pod = PatchedAndIdempotent(own, ops, s, p);
+  EXPECT_EQ(pod["spec"]["containers"][0]["env"][0]["value"], "20");
+
+  // Time-slicing gets none of them.
+  json dev = WholeGpuReview(json::object(), {{"gpu-autoscaler.io/workload-type", "development"}});
+  EXPECT_EQ(Ops(dev, s, p).dump().find("CUDA_MPS"), std::string::npos);
+}
+
+TEST(SharingReview, UnderOptInOnlyAPodWithSharingEnabledIsShared) {
+  InventorySnapshot s = Cluster();
+  Policy p = SharingOnly();
+  p.sharing.opt_in = true;
+  json plain = WholeGpuReview(json::object(), {{"gpu-autoscaler.io/workload-type", "inference"}});
+  EXPECT_EQ(Ops(plain, s, p), json::array());
+  auto r = Review(plain.dump(), {s, p, nullptr, nullptr, false, true});
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(std::find(r.value().trail.begin(), r.value().trail.end(),
+                      "sharing: exclusive (the policy shares only pods with gpuadmit.io/sharing: "
+                      "enabled)"),
+            r.value().trail.end());
+
+  json opted = WholeGpuReview(json::object(), {{"gpu-autoscaler.io/workload-type", "inference"},
+                                               {"gpu-autoscaler.io/sharing", "enabled"}});
+  json ops = Ops(opted, s, p);
+  EXPECT_NE(ops.dump().find("nvidia.com~1gpu.shared"), std::string::npos) << ops;
+  PatchedAndIdempotent(opted, ops, s, p);
+}
+
+TEST(SharingReview, MessagesNameTheSharingKeyAsThePodWroteIt) {
+  InventorySnapshot s = Cluster();
+  Policy p = SharingOnly();
+  json odd = WholeGpuReview(json::object(), {{"gpu-autoscaler.io/workload-type", "inference"},
+                                             {"gpu-autoscaler.io/sharing", "maybe"}});
+  auto r = Review(odd.dump(), {s, p, nullptr, nullptr, false, true});
+  ASSERT_TRUE(r.ok());
+  json response = json::parse(r.value().body)["response"];
+  EXPECT_EQ(response["warnings"][0],
+            "gpuadmit: Pod default/gpu-pod: gpu-autoscaler.io/sharing \"maybe\" is not enabled or "
+            "disabled: ignored")
+      << response;
+  json off = WholeGpuReview(json::object(), {{"gpu-autoscaler.io/sharing", "disabled"}});
+  r = Review(off.dump(), {s, p, nullptr, nullptr, false, true});
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(std::find(r.value().trail.begin(), r.value().trail.end(),
+                      "sharing: gpu-autoscaler.io/sharing is \"disabled\": exclusive"),
+            r.value().trail.end());
+}
+
 TEST(SharingReview, ADeploymentsTemplateIsRewrittenAndSteeredInPlace) {
   InventorySnapshot s = Cluster();
   Policy p = SharingOnly();

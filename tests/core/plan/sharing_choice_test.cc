@@ -68,15 +68,16 @@ TEST_F(SharingTest, OptOutsLeaveThePodAlone) {
     std::string trail;  // "" when the stage says nothing
   } cases[] = {
       {{{"gpu-autoscaler.io/optimize", "false"}}, Typed("inference"), ""},
+      // Messages name the key as the pod wrote it.
       {{{"gpu-autoscaler.io/sharing", "disabled"}},
        Typed("inference"),
-       "sharing: gpuadmit.io/sharing is \"disabled\": exclusive"},
+       "sharing: gpu-autoscaler.io/sharing is \"disabled\": exclusive"},
       {{{"gpuadmit.io/sharing", "Disabled"}, {"gpuadmit.io/sharing-mode", "mps"}},
        json::object(),
        "sharing: gpuadmit.io/sharing is \"disabled\": exclusive"},
       {{{"gpu-autoscaler.io/mps-enabled", "false"}},
        Typed("inference"),
-       "  default flow: inference would use mps, but gpuadmit.io/mps-enabled is \"false\""},
+       "  default flow: inference would use mps, but gpu-autoscaler.io/mps-enabled is \"false\""},
   };
   for (const Case& c : cases) {
     Outcome o = Sharing(GpuPod(c.annotations, c.labels), snapshot_);
@@ -191,7 +192,7 @@ TEST_F(SharingTest, WhatCannotBeAppliedLeavesThePodUnchangedWithOneWarning) {
                {"gpu-autoscaler.io/mig-profile", "1g.5gb"}}),
        &snapshot_,
        {},
-       "gpuadmit: Pod default/p keeps nvidia.com/gpu (mig from gpuadmit.io/sharing-mode not "
+       "gpuadmit: Pod default/p keeps nvidia.com/gpu (mig from gpu-autoscaler.io/sharing-mode not "
        "applied: nvidia.com/mig-1g.5gb is free on no node this pod may use)"},
       {GpuPod({{"gpuadmit.io/sharing-mode", "mig"}, {"gpuadmit.io/mig-profile", "big"}}),
        &snapshot_,

@@ -216,6 +216,14 @@ sharing:
                             {"low", 0, {}, SharingMode::kTimeSlicing, ""},
                             {"first", -1, {}, SharingMode::kExclusive, ""}};
        }},
+      {"sharing: {optIn: true, mps: {activeThreadPercentage: 100, memoryLimit: 2048}}",
+       [](Policy& p) {
+         p.sharing.opt_in = true;
+         p.sharing.mps_active_thread_percentage = 100;
+         p.sharing.mps_memory_limit_mib = 2048;
+       }},
+      {"sharing: {mps: {memoryLimit: 2Gi}}",
+       [](Policy& p) { p.sharing.mps_memory_limit_mib = 2048; }},
   });
 }
 
@@ -420,6 +428,11 @@ TEST(ParsePolicy, ReportsBadSharingSettings) {
         "1:33: sharing.migBelow must be a memory size such as 20Gi, 20000Mi or 20000 (MiB), not "
         "\"20Q\"",
         "1:57: unknown key \"mpss\" in sharing.modes (did you mean \"mps\"?)"}},
+      {"sharing: {optIn: yes-please, mps: {activeThreadPercentage: 0, memoryLimit: big}}",
+       {"1:18: sharing.optIn must be true or false, not \"yes-please\"",
+        "1:60: sharing.mps.activeThreadPercentage must be between 1 and 100, not 0",
+        "1:76: sharing.mps.memoryLimit must be a memory size such as 20Gi, 20000Mi or 20000 "
+        "(MiB), not \"big\""}},
       {R"(sharing:
   rules:
     - name: a
