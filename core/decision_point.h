@@ -27,6 +27,7 @@ enum class DecisionPoint : uint8_t {
   kQueueGated,             // the pod was held back by the capacity gate, to wait in the queue
   kPlacementChosen,        // a node was chosen and the pod steered to it
   kPlacementNone,          // no node could take the pod now: no node affinity added
+  kPlacementNoIdle,        // most-idle: no node that could take it has an idle GPU: left alone
   kReviewDenied,           // the review was denied by a decision (mig.onExhausted: deny)
   kReviewSkippedStale,     // GPU decisions were skipped: the inventory is stale
   kCount,
@@ -51,6 +52,7 @@ inline constexpr std::array<DecisionPointName, kDecisionPoints> kDecisionPointNa
     {DecisionPoint::kQueueGated, "queue", "gated"},
     {DecisionPoint::kPlacementChosen, "placement", "chosen"},
     {DecisionPoint::kPlacementNone, "placement", "none"},
+    {DecisionPoint::kPlacementNoIdle, "placement", "no_idle"},
     {DecisionPoint::kReviewDenied, "review", "denied"},
     {DecisionPoint::kReviewSkippedStale, "review", "skipped_stale"},
 }};

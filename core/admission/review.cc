@@ -143,6 +143,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
     }
     PodRequest pod = PodRequest::From(r.ns, answer.summary, object.AtPointer(at.spec),
                                       object.AtPointer(at.metadata), at.is_pod, at.gpu_container);
+    pod.pin_node = at.pin_node;
     if (context.inventory_stale && !pod.needs.effective.empty()) {
       // Free counts from a watch that has been down for a minute may be far off: deciding on
       // them could send pods where nothing is free. Passing unchanged is what the pod asked for.

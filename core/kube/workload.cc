@@ -58,6 +58,7 @@ Result<std::vector<PodSpecLocation>> FindCustomPodSpecs(const GroupVersionKind& 
     at.spec = path;
     at.metadata = workload.metadata;
     at.gpu_container = workload.gpu_container;
+    at.pin_node = workload.pin_node;
     found.push_back(std::move(at));
   }
   return found;

@@ -31,6 +31,9 @@ struct CustomWorkload {
   // containers are the usual `containers` list.
   std::string gpu_container;
   std::string metadata = "/metadata";  // JSON pointer to the metadata the annotations go to
+  // Write the chosen node's affinity into its pod specs, as into a Pod's: for a resource that
+  // runs one replica, so that its pod lands where the decision counted.
+  bool pin_node = false;
   bool operator==(const CustomWorkload&) const = default;
 };
 
@@ -41,6 +44,7 @@ struct PodSpecLocation {
   std::string metadata;       // the pod (template) metadata, e.g. /spec/template/metadata
   bool is_pod = false;        // a Pod object, not a template
   std::string gpu_container;  // a custom workload's single-container field; "" for none
+  bool pin_node = false;      // a custom workload's pinNode: steered like a Pod
 };
 
 // True for the kinds whose pod specs gpuadmit knows: Pod, the built-in workload kinds, and the

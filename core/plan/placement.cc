@@ -168,6 +168,14 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
     if (context.explain) d.trail.push_back("==========================");
     return;
   }
+  if (placement.strategy == PlacementStrategy::kMostIdle && ranking.chosen->idle == 0) {
+    // Every candidate's GPUs are busy by the metrics: no node is better than the scheduler's.
+    d.tally.Mark(DecisionPoint::kPlacementNoIdle);
+    d.trail.push_back("No node that can take " + Joined({count, " ", primary.resource}) +
+                      " has an idle one: left to the scheduler (no node affinity)");
+    if (context.explain) d.trail.push_back("==========================");
+    return;
+  }
   d.tally.Mark(DecisionPoint::kPlacementChosen);
   const NodeInventory& node = *ranking.chosen->node;
   const std::string& host = HostnameOf(node);
@@ -246,7 +254,7 @@ void PlanPlacement(const PodRequest& pod, const PlanContext& context, PlanState&
     return;
   }
   AddGpuTypePreferences(asks.front().resource, context, d);
-  if (!pod.is_pod) {
+  if (!pod.is_pod && !pod.pin_node) {
     d.trail.push_back("placement: a pod template; only Pods are steered to a node");
     return;
   }

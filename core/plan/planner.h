@@ -45,6 +45,7 @@ struct PodRequest {
   std::string ns;
   std::string name;     // for messages: "Pod default/train-0" or "Deployment default/web"
   bool is_pod = false;  // a Pod, not a template: only Pods reserve devices and get pinned
+  bool pin_node = false;  // a template steered to a node all the same (a workload's pinNode)
   // Of the pod (template); the annotations may be the custom resource's. Views into the
   // metadata From() read, which outlives the request as the spec does.
   ViewMap labels;

@@ -72,7 +72,9 @@ void ReadWorkload(PolicyValidator& v, const YAML::Node& item, const std::string&
             }
           }},
          {"metadata",
-          [&](const YAML::Node& n, const std::string& p) { ReadPointer(v, n, p, w.metadata); }}});
+          [&](const YAML::Node& n, const std::string& p) { ReadPointer(v, n, p, w.metadata); }},
+         {"pinNode",
+          [&](const YAML::Node& n, const std::string& p) { v.Bool(n, p, w.pin_node); }}});
 }
 
 void ReadMigProduct(PolicyValidator& v, const YAML::Node& item, const std::string& at,

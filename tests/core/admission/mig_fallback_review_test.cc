@@ -183,6 +183,28 @@ TEST(Fallback, AnOmeInferenceServiceFallsBackInEveryRunner) {
   ExpectIdempotent(review, response, s, WithOme());
 }
 
+TEST(PinNode, APinnedInferenceServiceCarriesEachPodSpecsNodeAffinityOnce) {
+  json review = ReadJsonFile("tests/fixtures/admission/ome-inferenceservice-create.json");
+  InventorySnapshot s = SnapshotOf(EmptySeed003());
+  Policy p = WithOme();
+  p.placement.enabled = true;
+  p.placement.affinity = AffinityMode::kRequired;
+  // Without pinNode, a template is not steered.
+  EXPECT_EQ(ResponseOf(review.dump(), s, p).dump().find("affinity"), std::string::npos);
+
+  p.workloads[0].pin_node = true;
+  json response = ResponseOf(review.dump(), s, p);
+  json object = Patched(review, response);
+  for (const char* part : {"engine", "decoder"}) {
+    // The only node with 2g.20gb, as the seed's InferenceService YAML writes it.
+    EXPECT_EQ(object["spec"][part]["affinity"], json::parse(R"({"nodeAffinity":{
+      "requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[
+        {"key":"kubernetes.io/hostname","operator":"In","values":["gpu-medium"]}]}]}}})"))
+        << part;
+  }
+  ExpectIdempotent(review, response, s, p);
+}
+
 TEST(Fallback, AnInferenceServiceIsLeftAloneUnlessThePolicyNamesIt) {
   json review = ReadJsonFile("tests/fixtures/admission/ome-inferenceservice-create.json");
   json response = ResponseOf(review.dump(), SnapshotOf(Exhausted2g()), Policy{});

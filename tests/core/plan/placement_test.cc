@@ -194,6 +194,34 @@ TEST(Placement, TheFilterKeepsNodesWithEnoughGpusFreeAndCoolEnough) {
   EXPECT_EQ(TermsOf(Place(pod, {s, policy, nullptr}).preferred), HostPreference("gpu-a"));
 }
 
+TEST(Placement, MostIdleLeavesThePodToTheSchedulerWhenNoCandidateHasAnIdleGpu) {
+  json cluster = ListOf({GpuNode("gpu-a", 2), GpuNode("gpu-b", 2)});
+  std::string text;
+  for (const char* node : {"gpu-a", "gpu-b"}) {
+    for (int g = 0; g < 2; ++g) text += DcgmGpu(node, g, 95, 14000, 1000);
+  }
+  InventorySnapshot s = SnapshotOf(cluster);
+  ClusterGpuMetrics metrics = MetricsOf(text);
+  json spec = GpuPodSpec(1);
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  Policy policy;  // most-idle
+  Decision d = Place(pod, {s, policy, &metrics});
+  EXPECT_TRUE(d.preferred.empty());
+  EXPECT_TRUE(d.required.empty());
+  EXPECT_TRUE(d.claims.empty());
+  EXPECT_TRUE(d.warnings.empty());
+  EXPECT_EQ(d.tally.Count(DecisionPoint::kPlacementNoIdle), 1u);
+  EXPECT_NE(std::find(d.trail.begin(), d.trail.end(),
+                      "No node that can take 1 nvidia.com/gpu has an idle one: left to the "
+                      "scheduler (no node affinity)"),
+            d.trail.end());
+  // One idle GPU anywhere is enough to choose its node; other strategies do not look at idleness.
+  metrics = MetricsOf(text + DcgmGpu("gpu-a", 0, 5, 100, 14900));
+  EXPECT_EQ(TermsOf(Place(pod, {s, policy, &metrics}).preferred), HostPreference("gpu-a"));
+  policy.placement.strategy = PlacementStrategy::kBestFit;
+  EXPECT_FALSE(Place(pod, {s, policy, &metrics}).preferred.empty());
+}
+
 TEST(Placement, IdleThresholdsComeFromThePolicy) {
   json cluster = ListOf({GpuNode("gpu-a", 8), GpuNode("gpu-b", 8)});
   std::string text;

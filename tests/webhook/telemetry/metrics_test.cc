@@ -44,6 +44,7 @@ TEST(Metrics, EveryDecisionSeriesIsRenderedAtZeroFromTheStart) {
                       "gpuadmit_decisions_total{stage=\"queue\",outcome=\"gated\"} 0\n"
                       "gpuadmit_decisions_total{stage=\"placement\",outcome=\"chosen\"} 0\n"
                       "gpuadmit_decisions_total{stage=\"placement\",outcome=\"none\"} 0\n"
+                      "gpuadmit_decisions_total{stage=\"placement\",outcome=\"no_idle\"} 0\n"
                       "gpuadmit_decisions_total{stage=\"review\",outcome=\"denied\"} 0\n"
                       "gpuadmit_decisions_total{stage=\"review\",outcome=\"skipped_stale\"} 0\n"),
             std::string::npos)
