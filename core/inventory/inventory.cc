@@ -59,6 +59,13 @@ std::span<const std::string_view> InventorySnapshot::ProductsOffering(
   return it->second;
 }
 
+std::span<const std::string_view> InventorySnapshot::AcceleratorsOffering(
+    std::string_view resource) const {
+  auto it = accelerators_by_resource_.find(resource);
+  if (it == accelerators_by_resource_.end()) return {};
+  return it->second;
+}
+
 size_t InventorySnapshot::GatedBy(std::string_view gate) const {
   auto it = gated_by_.find(gate);
   return it == gated_by_.end() ? 0 : it->second;
@@ -93,6 +100,7 @@ void InventorySnapshot::UpdateNodes(const NodeEdit& edit) {
 void InventorySnapshot::BuildIndexes() {
   by_resource_.clear();
   products_by_resource_.clear();
+  accelerators_by_resource_.clear();
   for (const NodeInventory& n : nodes_) {
     for (const auto& [resource, count] : n.facts->allocatable) {
       if (count > 0) by_resource_[resource].push_back(&n);
@@ -114,6 +122,18 @@ void InventorySnapshot::BuildIndexes() {
                    [](const NodeInventory* n) { return n->Product(); });
     std::sort(products.begin(), products.end());
     products.erase(std::unique(products.begin(), products.end()), products.end());
+    std::vector<std::string_view> accelerators;
+    for (const NodeInventory* n : list) {
+      if (n->facts->labels.contains(kProductLabel)) continue;
+      auto label = n->facts->labels.find(kAcceleratorLabel);
+      if (label != n->facts->labels.end() && !label->second.empty()) {
+        accelerators.push_back(label->second);
+      }
+    }
+    if (accelerators.empty()) continue;
+    std::sort(accelerators.begin(), accelerators.end());
+    accelerators.erase(std::unique(accelerators.begin(), accelerators.end()), accelerators.end());
+    accelerators_by_resource_[resource] = std::move(accelerators);
   }
 }
 

@@ -31,6 +31,12 @@
 
 namespace gpuadmit {
 
+// GPU Feature Discovery's label naming a node's GPU product ("NVIDIA-A100-SXM4-40GB").
+inline constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
+// The label a node's GPU type is often written under by hand (`kubectl label nodes n
+// accelerator=nvidia-tesla-a100`), read where the product label is absent.
+inline constexpr std::string_view kAcceleratorLabel = "accelerator";
+
 struct NodeInventory {
   std::shared_ptr<const NodeFacts> facts;  // shared between snapshots until the Node changes
   ResourceList used;                       // effective requests of non-terminal pods bound here
@@ -88,6 +94,9 @@ class InventorySnapshot {
   std::vector<std::string_view> ResourcesOffered() const;
   // The GPU products of the nodes offering `resource`, in name order.
   std::span<const std::string_view> ProductsOffering(std::string_view resource) const;
+  // The kAcceleratorLabel values of the nodes offering `resource` that have no kProductLabel,
+  // in name order: the GPU type of a node labelled by hand.
+  std::span<const std::string_view> AcceleratorsOffering(std::string_view resource) const;
   // Unbound pods' demand, cluster-wide: what is counted on nodes (NodeInventory::queued) plus
   // unplaceable().
   const ResourceList& queued() const { return queued_; }
@@ -122,6 +131,7 @@ class InventorySnapshot {
   std::vector<NodeInventory> nodes_;
   std::map<std::string, std::vector<const NodeInventory*>, std::less<>> by_resource_;
   std::map<std::string, std::vector<std::string_view>, std::less<>> products_by_resource_;
+  std::map<std::string, std::vector<std::string_view>, std::less<>> accelerators_by_resource_;
   ResourceList queued_;
   ResourceList unplaceable_;
   std::vector<PodRecord> gated_;

@@ -11,7 +11,6 @@ namespace gpuadmit {
 namespace {
 
 constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
-constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
 
 bool ContainsIgnoringCase(std::string_view text, std::string_view part) {
   return std::search(text.begin(), text.end(), part.begin(), part.end(), [](char a, char b) {
@@ -66,24 +65,44 @@ void AddWorkerDefaults(const PodRequest& pod, const WorkerDefaults& defaults, De
   }
 }
 
-// One preferred term per configured GPU type that some node offering the resource
-// has; affinity matches exact label values, so the term lists the products the type matches.
+// The values of `labelled` that contain `product`, ignoring case.
+std::vector<std::string> Matching(std::span<const std::string_view> labelled,
+                                  const std::string& product) {
+  std::vector<std::string> values;
+  for (std::string_view v : labelled) {
+    if (!v.empty() && ContainsIgnoringCase(v, product)) values.emplace_back(v);
+  }
+  return values;
+}
+
+// Preferred terms per configured GPU type that some node offering the resource has; affinity
+// matches exact label values, so a term lists the values the type matches. Nodes with GPU Feature
+// Discovery's product label get a term on it; nodes labelled only `accelerator` get a term on
+// that, which also asks for no product label, so no node matches both and counts twice.
 void AddGpuTypePreferences(const std::string& resource, const PlanContext& context, Decision& d) {
   auto products = context.snapshot.ProductsOffering(resource);
+  auto accelerators = context.snapshot.AcceleratorsOffering(resource);
   for (const GpuTypePreference& type : context.policy.placement.gpu_types) {
-    std::vector<std::string> values;
-    for (std::string_view p : products) {
-      if (!p.empty() && ContainsIgnoringCase(p, type.product)) values.emplace_back(p);
-    }
-    if (values.empty()) {
+    std::vector<std::string> by_product = Matching(products, type.product);
+    std::vector<std::string> by_accelerator = Matching(accelerators, type.product);
+    if (by_product.empty() && by_accelerator.empty()) {
       d.trail.push_back("GPU type " + type.product + ": no node offering " + resource + " has it");
       continue;
     }
-    std::string listed;
-    for (const std::string& v : values) listed += (listed.empty() ? "" : ", ") + v;
-    d.trail.push_back("GPU type " + type.product + ": prefer " + std::string(kProductLabel) +
-                      " In [" + listed + "], weight " + std::to_string(type.weight));
-    d.preferred.push_back({type.weight, {{std::string(kProductLabel), "In", std::move(values)}}});
+    auto prefer = [&](std::string_view key, std::vector<std::string> values,
+                      std::vector<NodeSelectorRequirement> also) {
+      std::string listed;
+      for (const std::string& v : values) listed += (listed.empty() ? "" : ", ") + v;
+      d.trail.push_back("GPU type " + type.product + ": prefer " + std::string(key) + " In [" +
+                        listed + "], weight " + std::to_string(type.weight));
+      also.insert(also.begin(), NodeSelectorRequirement{std::string(key), "In", std::move(values)});
+      d.preferred.push_back({type.weight, std::move(also)});
+    };
+    if (!by_product.empty()) prefer(kProductLabel, std::move(by_product), {});
+    if (!by_accelerator.empty()) {
+      prefer(kAcceleratorLabel, std::move(by_accelerator),
+             {{std::string(kProductLabel), "DoesNotExist", {}}});
+    }
   }
 }
 

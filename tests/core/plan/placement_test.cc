@@ -459,6 +459,39 @@ TEST(Placement, GpuTypesBecomeWeightedProductPreferencesForPodsAndTemplates) {
   EXPECT_EQ(TermsOf(for_pod.preferred), want);
 }
 
+TEST(Placement, GpuTypesAlsoMatchTheAcceleratorLabelOfNodesWithoutAProductLabel) {
+  auto by_hand = [](const std::string& name, const std::string& accelerator) {
+    json node = GpuNode(name, 4);
+    node["metadata"]["labels"].erase("nvidia.com/gpu.product");
+    node["metadata"]["labels"]["accelerator"] = accelerator;
+    return node;
+  };
+  // GFD labels one A100 node; two nodes are labelled by hand, as `kubectl label nodes` does.
+  json gfd = GpuNode("gpu-gfd", 8, "NVIDIA-A100-SXM4-40GB");
+  gfd["metadata"]["labels"]["accelerator"] = "nvidia-tesla-a100";  // both: counted once
+  InventorySnapshot s = SnapshotOf(
+      ListOf({gfd, by_hand("gpu-a", "nvidia-tesla-a100"), by_hand("gpu-v", "nvidia-tesla-v100")}));
+  Policy policy;
+  policy.placement.gpu_types = {{"A100", 100}, {"V100", 50}};
+  json spec = GpuPodSpec(1);
+  Decision d = Place(PodRequest::From("default", "Job default/j", spec), {s, policy});
+  EXPECT_EQ(TermsOf(d.preferred), json::parse(R"([
+    {"weight": 100, "expressions": [{"key": "nvidia.com/gpu.product", "operator": "In",
+                                     "values": ["NVIDIA-A100-SXM4-40GB"]}]},
+    {"weight": 100, "expressions": [{"key": "accelerator", "operator": "In",
+                                     "values": ["nvidia-tesla-a100"]},
+                                    {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist",
+                                     "values": []}]},
+    {"weight": 50, "expressions": [{"key": "accelerator", "operator": "In",
+                                    "values": ["nvidia-tesla-v100"]},
+                                   {"key": "nvidia.com/gpu.product", "operator": "DoesNotExist",
+                                    "values": []}]}
+  ])"));
+  EXPECT_NE(std::find(d.trail.begin(), d.trail.end(),
+                      "GPU type V100: prefer accelerator In [nvidia-tesla-v100], weight 50"),
+            d.trail.end());
+}
+
 TEST(Placement, WorkerTolerationsAreAddedOnlyWhereNoneCoversThem) {
   InventorySnapshot s = SnapshotOf(Seed004Cluster());
   Policy policy = Seed004Policy();
