@@ -1,10 +1,12 @@
 #include "core/admission/placement_patch.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/admission/patch_path.h"
+#include "core/kube/quantity.h"
 #include "core/plan/placement.h"
 
 namespace gpuadmit {
@@ -338,6 +340,57 @@ void PatchEnv(JsonView spec, const PodSpecLocation& where, const Decision& d, Js
   }
 }
 
+// The container's `section`.`resource` in thousandths; nullopt when it sets none (or an
+// unreadable one, which the apiserver refuses anyway).
+std::optional<int64_t> QuantityOf(JsonView container, const char* section,
+                                  std::string_view resource) {
+  JsonView q = container.At({"resources", section})[resource];
+  if (!q.present()) return std::nullopt;
+  auto milli = q.is_string() ? ParseQuantityMilli(q.string()) : ParseQuantityMilli(q.Dump());
+  if (!milli.ok()) return std::nullopt;
+  return milli.value();
+}
+
+// Adds the decision's cpu and memory to every GPU container that sets none of that quantity,
+// keeping each request at most its limit: a request above the container's limit (or the
+// defaulted one) and a limit below its request are left out.
+void PatchResourceDefaults(JsonView spec, const PodSpecLocation& where, const Decision& d,
+                           JsonPatch& patch) {
+  if (d.resource_defaults.empty()) return;
+  for (const auto& [at, container] : GpuContainers(spec, where)) {
+    json added = json::object();  // section -> resource -> quantity
+    auto bound = [&](const char* section, const std::string& resource) -> std::optional<int64_t> {
+      if (auto own = QuantityOf(container, section, resource)) return own;
+      for (const ResourceDefault& q : d.resource_defaults) {
+        if (q.section == section && q.resource == resource) return q.milli;
+      }
+      return std::nullopt;
+    };
+    for (const ResourceDefault& q : d.resource_defaults) {
+      if (QuantityOf(container, q.section.c_str(), q.resource)) continue;
+      bool request = q.section == "requests";
+      auto other = bound(request ? "limits" : "requests", q.resource);
+      if (other && (request ? q.milli > *other : q.milli < *other)) continue;
+      added[q.section][q.resource] = q.quantity;
+    }
+    if (added.empty()) continue;
+    JsonView resources = container["resources"];
+    if (!resources.is_object()) {
+      patch.Add(at / "resources", std::move(added));
+      continue;
+    }
+    for (auto& [section, quantities] : added.items()) {
+      if (!resources[section].is_object()) {
+        patch.Add(at / "resources" / section, quantities);
+        continue;
+      }
+      for (auto& [resource, quantity] : quantities.items()) {
+        patch.Add(at / "resources" / section / resource, quantity);
+      }
+    }
+  }
+}
+
 void PatchShm(JsonView spec, const PodSpecLocation& where, const Decision& d, JsonPatch& patch) {
   if (d.shm_size.empty()) return;
   const Pointer spec_at(where.spec);
@@ -380,6 +433,7 @@ void AppendPlacementPatch(JsonView object, const PodSpecLocation& where, const D
   PatchTolerations(spec, spec_at, decision, patch);
   PatchShm(spec, where, decision, patch);
   PatchEnv(spec, where, decision, patch);
+  PatchResourceDefaults(spec, where, decision, patch);
 }
 
 }  // namespace gpuadmit

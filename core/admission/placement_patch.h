@@ -1,6 +1,6 @@
 // The RFC 6902 operations of a placement decision: node affinity terms, the
-// tolerations of the worker defaults, the in-memory /dev/shm volume, and the environment
-// variables of the GPU containers (MPS client settings).
+// tolerations of the worker defaults, the in-memory /dev/shm volume, the environment
+// variables of the GPU containers (MPS client settings), and their cpu and memory by GPU type.
 //
 //   AppendPlacementPatch(object, location, decision, ops);  // called by AppendPatch
 //
@@ -13,8 +13,8 @@
 // created with their first element. An operation is emitted only for what the object does not
 // already say: a requirement already in a term, an identical preferred term (same weight and
 // expressions), an identical toleration, a volume named gpuadmit-shm, a container that already
-// mounts something at /dev/shm, a variable the container already sets (its own value kept). So
-// patching the patched object again gives nothing.
+// mounts something at /dev/shm, a variable the container already sets (its own value kept), a
+// cpu or memory quantity it already sets. So patching the patched object again gives nothing.
 //
 // The /dev/shm volume is `gpuadmit-shm` (emptyDir, medium Memory, sizeLimit decision.shm_size),
 // mounted at /dev/shm in every container that asks for an nvidia.com/ resource.
@@ -33,7 +33,7 @@ namespace gpuadmit {
 inline constexpr std::string_view kShmVolumeName = "gpuadmit-shm";
 
 // Appends to `ops` what makes the pod spec at `where` in `object` carry `decision`'s node
-// affinity, tolerations, /dev/shm and environment.
+// affinity, tolerations, /dev/shm, environment and cpu and memory defaults.
 void AppendPlacementPatch(JsonView object, const PodSpecLocation& where, const Decision& decision,
                           JsonPatch& patch);
 

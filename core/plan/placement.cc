@@ -45,8 +45,60 @@ bool SomeGpuContainerLacksShm(const PodRequest& pod) {
                      });
 }
 
+// The GPU type the pod asks for by its nodeSelector: the product label's value, else the
+// accelerator label's; "" when it names none.
+std::string_view SelectedGpuType(const PodRequest& pod) {
+  for (std::string_view key : {kProductLabel, kAcceleratorLabel}) {
+    auto it = pod.constraints.node_selector.find(std::string(key));
+    if (it != pod.constraints.node_selector.end()) return it->second;
+  }
+  return {};
+}
+
+// The cpu and memory of the pod's GPU type, for the GPU containers that set none; the patch
+// leaves out a request above the container's limit and a limit below its request.
+void AddResourceDefaults(const PodRequest& pod, const WorkerDefaults& defaults, Decision& d) {
+  std::string_view type = SelectedGpuType(pod);
+  if (type.empty()) return;
+  for (const GpuTypeResources& r : defaults.resources) {
+    if (!ContainsIgnoringCase(type, r.gpu_type)) continue;
+    d.resource_defaults = r.defaults;
+    std::string listed;
+    for (const ResourceDefault& q : r.defaults) {
+      listed += (listed.empty() ? "" : ", ") + q.section + "." + q.resource + " " + q.quantity;
+    }
+    d.trail.push_back("worker default: GPU type " + r.gpu_type + " (" + std::string(type) +
+                      "): " + listed + " where a GPU container sets none");
+    return;
+  }
+}
+
+// The pod's cpu and memory request once `defaults` are added to the GPU containers that set
+// neither a request nor a limit of them (a limit alone becomes the request).
+ComputeRequest WithResourceDefaults(const PodRequest& pod,
+                                    const std::vector<ResourceDefault>& defaults) {
+  ComputeRequest compute = pod.needs.compute;
+  auto added = [&](std::string_view resource) -> int64_t {
+    int64_t limit = 0;
+    for (const ResourceDefault& q : defaults) {
+      if (q.resource != resource) continue;
+      if (q.section == "requests") return q.milli;
+      limit = q.milli;
+    }
+    return limit;
+  };
+  const int64_t cpu_milli = added("cpu");
+  const int64_t memory_bytes = added("memory") / 1000;
+  for (const ContainerNeeds& c : pod.needs.containers) {
+    if (c.limits.empty() && c.requests.empty()) continue;
+    if (c.compute.cpu_milli == 0) compute.cpu_milli += cpu_milli;
+    if (c.compute.memory_bytes == 0) compute.memory_bytes += memory_bytes;
+  }
+  return compute;
+}
+
 // The worker defaults: the configured tolerations the pod lacks (they also widen the
-// nodes it may run on), and an in-memory /dev/shm.
+// nodes it may run on), an in-memory /dev/shm, and the cpu and memory of its GPU type.
 void AddWorkerDefaults(const PodRequest& pod, const WorkerDefaults& defaults, Decision& d) {
   for (const Toleration& want : defaults.tolerations) {
     auto covers = [&](const Toleration& have) { return Covers(have, want); };
@@ -63,7 +115,9 @@ void AddWorkerDefaults(const PodRequest& pod, const WorkerDefaults& defaults, De
     d.trail.push_back("worker default: " + std::string(kShmPath) + " in memory, " +
                       defaults.shm_size);
   }
+  AddResourceDefaults(pod, defaults, d);
 }
+
 
 // The values of `labelled` that contain `product`, ignoring case.
 std::vector<std::string> Matching(std::span<const std::string_view> labelled,
@@ -168,8 +222,9 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
                 Decision& d) {
   const PlacementPolicy& placement = context.policy.placement;
   const NodeAsk& primary = asks.front();
-  NodeRanking ranking =
-      RankNodes(context, constraints, asks, pod.needs.compute, PreferredHostname(pod.spec));
+  NodeRanking ranking = RankNodes(context, constraints, asks,
+                                  WithResourceDefaults(pod, d.resource_defaults),
+                                  PreferredHostname(pod.spec));
   if (context.explain) Explain(ranking, primary, placement, d);
   const Digits count(primary.count);
   if (!ranking.chosen) {

@@ -107,6 +107,8 @@ struct Decision {
   std::string shm_size;                  // an in-memory /dev/shm volume of this size; "" none
   // Environment variables for every GPU container that sets none of that name (MPS settings).
   std::vector<std::pair<std::string, std::string>> env;
+  // cpu and memory for every GPU container that sets none (worker defaults by GPU type).
+  std::vector<ResourceDefault> resource_defaults;
   std::vector<std::pair<std::string, std::string>> annotations;  // key, value
   std::vector<std::string> warnings;  // one line each, for the AdmissionResponse
   std::vector<std::string> trail;     // why, step by step, for --explain and debug logs
@@ -119,7 +121,7 @@ struct Decision {
   bool Changes() const {
     return !counts.empty() || !swaps.empty() || !node_selector.empty() || !required.empty() ||
            !preferred.empty() || !tolerations.empty() || !shm_size.empty() || !env.empty() ||
-           !annotations.empty() || !scheduling_gate.empty();
+           !resource_defaults.empty() || !annotations.empty() || !scheduling_gate.empty();
   }
 };
 

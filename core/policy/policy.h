@@ -174,10 +174,27 @@ struct PlacementPolicy {
   bool operator==(const PlacementPolicy&) const = default;
 };
 
+// A cpu or memory quantity the GPU containers of a pod of some GPU type get where they set none.
+struct ResourceDefault {
+  std::string section;   // "requests" or "limits"
+  std::string resource;  // "cpu" or "memory"
+  std::string quantity;  // as the policy wrote it: "4000m", "8Gi"
+  int64_t milli = 0;     // its value in thousandths
+  bool operator==(const ResourceDefault&) const = default;
+};
+
+// The cpu and memory of the pods that ask for one GPU type by their nodeSelector.
+struct GpuTypeResources {
+  std::string gpu_type;  // case-insensitive substring of the nodeSelector's value: "V100"
+  std::vector<ResourceDefault> defaults;
+  bool operator==(const GpuTypeResources&) const = default;
+};
+
 // What every GPU pod (and template) gets, whatever else is decided.
 struct WorkerDefaults {
   std::vector<Toleration> tolerations;  // added when missing, e.g. nvidia.com/gpu=true:NoSchedule
   std::string shm_size;                 // "2Gi": an in-memory /dev/shm; "" for none
+  std::vector<GpuTypeResources> resources;  // the first whose type matches applies
   bool operator==(const WorkerDefaults&) const = default;
 };
 

@@ -284,10 +284,61 @@ void ReadRequirements(const YAML::Node& node, const std::string& path, PolicyVal
           }}});
 }
 
+// {cpu: 4000m, memory: 8Gi} of `section`: each a positive Kubernetes quantity.
+void ReadComputeQuantities(PolicyValidator& v, const YAML::Node& node, const std::string& path,
+                           const char* section, std::vector<ResourceDefault>& out) {
+  auto quantity = [&](const char* resource) {
+    return [&v, &out, section, resource](const YAML::Node& n, const std::string& p) {
+      std::string text;
+      if (!v.String(n, p, text)) return;
+      auto milli = ParseQuantityMilli(text);
+      if (!milli.ok() || milli.value() <= 0) {
+        v.Report(n, p + " must be a positive quantity such as 4000m, 8 or 16Gi, not \"" + text +
+                        "\"");
+        return;
+      }
+      out.push_back({section, resource, text, milli.value()});
+    };
+  };
+  v.Map(node, path, {{"cpu", quantity("cpu")}, {"memory", quantity("memory")}});
+}
+
+void ReadGpuTypeResources(PolicyValidator& v, const YAML::Node& item, const std::string& at,
+                          GpuTypeResources& out) {
+  v.Map(item, at,
+        {{"gpuType",
+          [&](const YAML::Node& n, const std::string& p) { v.NonEmptyString(n, p, out.gpu_type); },
+          true},
+         {"requests",
+          [&](const YAML::Node& n, const std::string& p) {
+            ReadComputeQuantities(v, n, p, "requests", out.defaults);
+          }},
+         {"limits", [&](const YAML::Node& n, const std::string& p) {
+            ReadComputeQuantities(v, n, p, "limits", out.defaults);
+          }}});
+  for (const ResourceDefault& request : out.defaults) {
+    if (request.section != "requests") continue;
+    for (const ResourceDefault& limit : out.defaults) {
+      if (limit.section == "limits" && limit.resource == request.resource &&
+          request.milli > limit.milli) {
+        v.Report(item, at + ": requests." + request.resource + " " + request.quantity +
+                           " is above limits." + limit.resource + " " + limit.quantity);
+      }
+    }
+  }
+}
+
 void ReadWorkerDefaults(const YAML::Node& node, const std::string& path, PolicyValidator& v,
                         WorkerDefaults& out) {
   v.Map(node, path,
-        {{"tolerations",
+        {{"resources",
+          [&](const YAML::Node& n, const std::string& p) {
+            out.resources.clear();
+            v.List(n, p, [&](const YAML::Node& item, const std::string& at) {
+              ReadGpuTypeResources(v, item, at, out.resources.emplace_back());
+            });
+          }},
+         {"tolerations",
           [&](const YAML::Node& n, const std::string& p) {
             out.tolerations.clear();
             v.List(n, p, [&](const YAML::Node& item, const std::string& at) {

@@ -179,6 +179,36 @@ TEST(PlacementPatch, ACustomWorkloadsGpuContainerGetsTheMountToo) {
     "value": [{"name": "gpuadmit-shm", "mountPath": "/dev/shm"}]})"));
 }
 
+// The V100 configuration of a GPU job, as cpu and memory defaults.
+std::vector<ResourceDefault> V100Resources() {
+  constexpr int64_t kGiMilli = (int64_t{1} << 30) * 1000;
+  return {{"requests", "cpu", "4000m", 4'000},
+          {"requests", "memory", "8Gi", 8 * kGiMilli},
+          {"limits", "cpu", "8000m", 8'000},
+          {"limits", "memory", "16Gi", 16 * kGiMilli}};
+}
+
+TEST(PlacementPatch, ResourceDefaultsFillWhatAGpuContainerLeavesOutAndKeepRequestsUnderLimits) {
+  Decision d;
+  d.resource_defaults = V100Resources();
+  // Limits for the GPU only: requests are added whole, cpu and memory beside the GPU's limit.
+  EXPECT_EQ(PatchOf(Pod({}), d), json::parse(R"([
+    {"op": "add", "path": "/spec/containers/0/resources/limits/cpu", "value": "8000m"},
+    {"op": "add", "path": "/spec/containers/0/resources/limits/memory", "value": "16Gi"},
+    {"op": "add", "path": "/spec/containers/0/resources/requests",
+     "value": {"cpu": "4000m", "memory": "8Gi"}}])"));
+  // A container's own values stay, and no request goes above its limit nor limit below its
+  // request: its 4Gi memory limit keeps the 8Gi request out, its 12 cpu request the 8 cpu limit.
+  json own = Pod(json::parse(R"({"containers": [{"name": "main", "resources": {
+    "limits": {"nvidia.com/gpu": "1", "memory": "4Gi"}, "requests": {"cpu": 12}}}]})"));
+  EXPECT_EQ(PatchOf(own, d), json::array());
+  // A container without GPUs gets nothing; one without resources gets them in one operation.
+  json two = Pod(json::parse(R"({"containers": [{"name": "sidecar"},
+    {"name": "main", "resources": {"limits": {"nvidia.com/gpu": "1"}}}]})"));
+  EXPECT_EQ(PatchOf(two, d).size(), 3u);
+  EXPECT_EQ(PatchOf(two, d)[0]["path"], "/spec/containers/1/resources/limits/cpu");
+}
+
 TEST(PlacementPatch, TemplatesArePatchedInTheirTemplate) {
   json deployment = {{"spec", {{"template", {{"spec", Pod({})["spec"]}}}}}};
   PodSpecLocation at{"/spec/template/spec", "/spec/template/metadata", false};

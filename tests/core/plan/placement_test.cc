@@ -492,6 +492,47 @@ TEST(Placement, GpuTypesAlsoMatchTheAcceleratorLabelOfNodesWithoutAProductLabel)
             d.trail.end());
 }
 
+TEST(Placement, ThePodsGpuTypeBringsItsCpuAndMemoryAndTheNodeMustHoldThem) {
+  constexpr int64_t kGiMilli = (int64_t{1} << 30) * 1000;
+  Policy policy;
+  policy.worker_defaults.resources = {
+      {"V100", {{"requests", "cpu", "4000m", 4'000}, {"requests", "memory", "8Gi", 8 * kGiMilli}}},
+      {"A100", {{"requests", "cpu", "8000m", 8'000}, {"limits", "memory", "32Gi", 32 * kGiMilli}}}};
+  // An A100 node with 6 cpus: room for a V100-sized pod's 4, not an A100-sized one's 8.
+  json a100_node = GpuNode("gpu-a100", 2, "NVIDIA-A100-SXM4-40GB");
+  a100_node["status"]["allocatable"]["cpu"] = "6";
+  json v100_node = GpuNode("gpu-v100", 2);
+  v100_node["metadata"]["labels"].erase("nvidia.com/gpu.product");
+  v100_node["metadata"]["labels"]["accelerator"] = "nvidia-tesla-v100";
+  v100_node["status"]["allocatable"]["cpu"] = "6";
+  InventorySnapshot s = SnapshotOf(ListOf({a100_node, v100_node}));
+  auto selecting = [](const char* key, const char* value) {
+    return GpuPodSpec(1, {{"nodeSelector", {{key, value}}}});
+  };
+  json v100 = selecting("accelerator", "nvidia-tesla-v100");
+  Decision d = Place(PodRequest::From("default", "Pod default/v", v100, nullptr, true), {s, policy});
+  EXPECT_EQ(d.resource_defaults, policy.worker_defaults.resources[0].defaults);
+  EXPECT_EQ(TermsOf(d.preferred), HostPreference("gpu-v100"));
+  EXPECT_NE(std::find(d.trail.begin(), d.trail.end(),
+                      "worker default: GPU type V100 (nvidia-tesla-v100): requests.cpu 4000m, "
+                      "requests.memory 8Gi where a GPU container sets none"),
+            d.trail.end());
+  json a100 = selecting("nvidia.com/gpu.product", "NVIDIA-A100-SXM4-40GB");
+  d = Place(PodRequest::From("default", "Pod default/a", a100, nullptr, true), {s, policy});
+  EXPECT_EQ(d.resource_defaults, policy.worker_defaults.resources[1].defaults);
+  EXPECT_TRUE(d.preferred.empty()) << "8 cpus do not fit the 6-cpu node";
+  policy.worker_defaults.resources[1].defaults[0] = {"requests", "cpu", "6", 6'000};
+  d = Place(PodRequest::From("default", "Pod default/a", a100, nullptr, true), {s, policy});
+  EXPECT_EQ(TermsOf(d.preferred), HostPreference("gpu-a100"));
+  // A pod that names no GPU type, or one no entry matches, gets none.
+  json plain = GpuPodSpec(1);
+  EXPECT_TRUE(Place(PodRequest::From("default", "Pod default/p", plain, nullptr, true), {s, policy})
+                  .resource_defaults.empty());
+  json t4 = selecting("accelerator", "nvidia-tesla-t4");
+  EXPECT_TRUE(Place(PodRequest::From("default", "Job default/j", t4), {s, policy})
+                  .resource_defaults.empty());
+}
+
 TEST(Placement, WorkerTolerationsAreAddedOnlyWhereNoneCoversThem) {
   InventorySnapshot s = SnapshotOf(Seed004Cluster());
   Policy policy = Seed004Policy();

@@ -333,6 +333,21 @@ workerDefaults:
                                           {"dedicated", "Exists", "", "NoExecute"}};
          p.worker_defaults.shm_size = "2Gi";
        }},
+      {R"(
+workerDefaults:
+  resources:
+    - gpuType: V100
+      requests: {cpu: 4000m, memory: 8Gi}
+      limits: {cpu: "8", memory: 16Gi}
+)",
+       [](Policy& p) {
+         constexpr int64_t kGiMilli = (int64_t{1} << 30) * 1000;
+         p.worker_defaults.resources = {{"V100",
+                                         {{"requests", "cpu", "4000m", 4'000},
+                                          {"requests", "memory", "8Gi", 8 * kGiMilli},
+                                          {"limits", "cpu", "8", 8'000},
+                                          {"limits", "memory", "16Gi", 16 * kGiMilli}}}};
+       }},
   });
 }
 
@@ -592,6 +607,17 @@ TEST(ParsePolicy, ReportsBadWorkerDefaults) {
         "6:24: unknown key \"tolerationSeconds\" in workerDefaults.tolerations[3]",
         "7:12: workerDefaults.shmSize must be a positive size with a unit such as 2Gi or 512Mi, "
         "not \"2048\""}},
+      {R"(workerDefaults:
+  resources:
+    - {requests: {cpu: lots, gpu: 1}}
+    - {gpuType: A100, requests: {memory: 32Gi}, limits: {memory: 16Gi}}
+)",
+       {"3:7: workerDefaults.resources[0].gpuType is required",
+        "3:24: workerDefaults.resources[0].requests.cpu must be a positive quantity such as 4000m, "
+        "8 or 16Gi, not \"lots\"",
+        "3:30: unknown key \"gpu\" in workerDefaults.resources[0].requests (did you mean "
+        "\"cpu\"?)",
+        "4:7: workerDefaults.resources[1]: requests.memory 32Gi is above limits.memory 16Gi"}},
       {"workerDefaults: {shmSize: 0Gi}",
        {"1:27: workerDefaults.shmSize must be a positive size with a unit such as 2Gi or 512Mi, "
         "not \"0Gi\""}},
