@@ -5,8 +5,10 @@
   - `helm template` renders every mode (certificates by the chart, by cert-manager, from a
     Secret; the monitoring objects) and each policy it renders passes `gpuadmit check-policy`,
     gpu-autoscaler's values.yaml keys mapped onto the policy;
-  - `helm install` into the control plane is accepted by the real apiserver (its validation is
-    the schema check of every object), then gpuadmit, run as the chart's service account with
+  - the switches for the apiserver's client certificate and the NetworkPolicy render what they
+    say;
+  - `helm install` (both switches on) into the control plane is accepted by the real apiserver
+    (its validation is the schema check of every object), then gpuadmit, run as the chart's service account with
     the chart's policy, admits a GPU pod through the chart's MutatingWebhookConfiguration
     (clientConfig.url: gpuadmit runs on this host, KWOK nodes run no containers);
   - `helm uninstall` removes the webhook registration, and pods are created without it.
@@ -113,6 +115,24 @@ def scenario(plane, args):
     check("the PrometheusRule carries the monitoring overlay's alerts",
           len(rule["spec"]["groups"][0]["rules"]) >= 5, len(rule["spec"]["groups"][0]["rules"]))
 
+    with open(plane.pki.path("ca.crt"), "rb") as f:
+        client_ca = f.read()
+    guarded = rendered(plane, chart, "--set", "webhook.clientAuth.enabled=true",
+                       "--set", "webhook.clientAuth.caBundle=" + base64.b64encode(client_ca).decode(),
+                       "--set", "webhook.clientAuth.clientName=kube-apiserver",
+                       "--set", "networkPolicy.enabled=true")
+    args = [o for o in guarded if o["kind"] == "Deployment"][0]["spec"]["template"]["spec"][
+        "containers"][0]["args"]
+    ca_map = [o for o in guarded if o["kind"] == "ConfigMap" and
+              o["metadata"]["name"] == "gpuadmit-client-ca"]
+    check("clientAuth: serve requires the apiserver's client certificate, from the CA given",
+          "--client-ca" in args and args[args.index("--client-name") + 1] == "kube-apiserver" and
+          ca_map and ca_map[0]["data"]["ca.crt"].strip() == client_ca.decode().strip(), args)
+    policies = [o for o in guarded if o["kind"] == "NetworkPolicy"]
+    check("networkPolicy: the webhook port from the control plane and the replicas only",
+          policies and [r["ports"][0]["port"] for r in policies[0]["spec"]["ingress"]] ==
+          [8443, 8443, 9090])
+
     values = os.path.join(plane.workdir, "autoscaler-values.yaml")
     with open(values, "w") as f:
         f.write(AUTOSCALER_VALUES)
@@ -134,7 +154,10 @@ def scenario(plane, args):
     with open(os.path.join(certs, "ca.crt"), "rb") as f:
         bundle = base64.b64encode(f.read()).decode()
     common = ["-n", NAMESPACE, "--kubeconfig", plane.kubeconfig, "--set", "replicas=1",
-              "--set", "certificates.source=secret", "--set", "webhook.caBundle=" + bundle]
+              "--set", "certificates.source=secret", "--set", "webhook.caBundle=" + bundle,
+              "--set", "webhook.clientAuth.enabled=true", "--set",
+              "webhook.clientAuth.caBundle=" + base64.b64encode(client_ca).decode(),
+              "--set", "networkPolicy.enabled=true"]
     installed = helm(plane, "install", "gpuadmit", chart, "--create-namespace", *common,
                      "--set", "webhook.url=https://127.0.0.1:1/mutate", check_rc=False)
     check("helm install is accepted by the apiserver", installed.returncode == 0,
@@ -144,7 +167,8 @@ def scenario(plane, args):
           api.exists(WEBHOOKS) and
           api.exists("/api/v1/namespaces/gpuadmit/configmaps/gpuadmit-policy") and
           api.exists("/apis/apps/v1/namespaces/gpuadmit/deployments/gpuadmit") and
-          api.exists("/api/v1/namespaces/gpuadmit/serviceaccounts/gpuadmit"))
+          api.exists("/api/v1/namespaces/gpuadmit/serviceaccounts/gpuadmit") and
+          api.exists("/apis/networking.k8s.io/v1/namespaces/gpuadmit/networkpolicies/gpuadmit"))
 
     # gpuadmit as the chart's service account, with the chart's policy as installed.
     token = api.create("/api/v1/namespaces/gpuadmit/serviceaccounts/gpuadmit/token", {
