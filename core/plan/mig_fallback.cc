@@ -162,7 +162,7 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
     return;
   }
   auto claim = [&](const NodeInventory& node, const std::string& resource, int64_t count) {
-    CountOn(d.claims.emplace_back(), node, resource, count);
+    CountOn(d.claims.emplace_back(), node, resource, count, policy);
   };
   MigCatalog catalog(policy.mig);
   std::string fallback_note;

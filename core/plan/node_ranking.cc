@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/kube/mig_resource.h"
+#include "core/plan/mps_clients.h"
 
 namespace gpuadmit {
 namespace {
@@ -81,8 +82,10 @@ class Ranker {
     return p ? p->name : std::string();
   }
 
+  // Free net of reservations, and of MPS clients past the policy's cap (sharing.mps).
   int64_t FreeNet(const NodeInventory& node, const std::string& resource) const {
     int64_t free = node.Free(resource);
+    if (resource == "nvidia.com/gpu.shared") free -= MpsClientExcess(node, context_.policy.sharing);
     if (context_.reservations != nullptr) {
       free -= context_.reservations->Reserved(node.name(), resource, context_.own_key);
     }

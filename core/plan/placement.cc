@@ -272,7 +272,8 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
   for (const NodeAsk& a : asks) {
     auto it = std::find_if(d.claims.begin(), d.claims.end(),
                            [&](const Claim& c) { return c.resource == a.resource; });
-    CountOn(it != d.claims.end() ? *it : d.claims.emplace_back(), node, a.resource, a.count);
+    CountOn(it != d.claims.end() ? *it : d.claims.emplace_back(), node, a.resource, a.count,
+            context.policy);
   }
   // "kubernetes.io/hostname In [gpu-1], preferred, weight 100"
   const Digits weight(placement.preferred_weight);

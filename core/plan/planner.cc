@@ -4,6 +4,7 @@
 
 #include "core/plan/estimation.h"
 #include "core/plan/mig_fallback.h"
+#include "core/plan/mps_clients.h"
 #include "core/plan/placement.h"
 #include "core/plan/queue_gate.h"
 #include "core/plan/sharing.h"
@@ -118,11 +119,13 @@ void PlanState::Swap(const std::string& from, const std::string& to, const Resou
   Recompute(overhead);
 }
 
-void CountOn(Claim& claim, const NodeInventory& node, std::string_view resource, int64_t count) {
+void CountOn(Claim& claim, const NodeInventory& node, std::string_view resource, int64_t count,
+             const Policy& policy) {
   claim.node.assign(node.name());
   claim.resource.assign(resource);
   claim.count = count;
   claim.free = node.Free(resource);
+  if (resource == "nvidia.com/gpu.shared") claim.free -= MpsClientExcess(node, policy.sharing);
 }
 
 SchedulingConstraints AsPatched(const SchedulingConstraints& pod, const Decision& d) {

@@ -173,9 +173,11 @@ class PlanState {
   ResourceList effective_;
 };
 
-// Fills `claim` with `count` of `resource` on `node` and the node's free count of it: each
-// stage that counts on devices adds its claims so, `CountOn(d.claims.emplace_back(), ...)`.
-void CountOn(Claim& claim, const NodeInventory& node, std::string_view resource, int64_t count);
+// Fills `claim` with `count` of `resource` on `node` and the node's free count of it (for
+// nvidia.com/gpu.shared, within the policy's MPS clients per GPU): each stage that counts on
+// devices adds its claims so, `CountOn(d.claims.emplace_back(), ...)`.
+void CountOn(Claim& claim, const NodeInventory& node, std::string_view resource, int64_t count,
+             const Policy& policy);
 
 // The pod's constraints once `decision` so far is patched in: its nodeSelector entries and
 // required terms narrow the nodes, its tolerations (worker defaults) widen them.

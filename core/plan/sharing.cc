@@ -8,6 +8,7 @@
 #include "core/kube/mig_resource.h"
 #include "core/plan/command_line.h"
 #include "core/plan/mig_catalog.h"
+#include "core/plan/mps_clients.h"
 #include "core/plan/sharing_rules.h"
 #include "core/plan/workload_type.h"
 
@@ -120,7 +121,7 @@ struct Stage {
     d.swaps.push_back({kGpu, to});
     state.Swap(kGpu, to, pod.needs.overhead);
     const int64_t count = Get(state.effective(), to);
-    CountOn(d.claims.emplace_back(), node, to, count);
+    CountOn(d.claims.emplace_back(), node, to, count, policy());
     state.mode = choice.mode;
     d.tally.Mark(DecisionPoint::kSharingApplied);
     d.tally.MarkMode(choice.mode);
@@ -207,12 +208,20 @@ struct Stage {
                 "its nodeSelector asks for " + std::string(kStrategyLabel) + "=" + asked->second);
       return;
     }
+    const int64_t count = CountAfterSwap(kShared);
     const NodeInventory* node =
-        FindFreeNodeWhere(pod, context, kShared, CountAfterSwap(kShared),
-                          [&](const NodeInventory& n) { return Offers(n, choice.mode); });
+        FindFreeNodeWhere(pod, context, kShared, count, [&](const NodeInventory& n) {
+          return Offers(n, choice.mode) &&
+                 n.Free(kShared) - MpsClientExcess(n, policy().sharing) >= count;
+        });
     if (node == nullptr) {
+      std::string capped;
+      if (choice.mode == SharingMode::kMps && policy().sharing.mps_max_clients) {
+        capped = " within " + std::to_string(*policy().sharing.mps_max_clients) +
+                 " MPS clients per GPU";
+      }
       Unchanged(choice, "no node labelled " + std::string(kStrategyLabel) + "=" + strategy +
-                            " has " + kShared + " free for this pod");
+                            " has " + kShared + " free for this pod" + capped);
       return;
     }
     d.node_selector[kStrategyLabel] = strategy;

@@ -95,6 +95,8 @@ struct SharingPolicy {
   // The CUDA MPS client settings an MPS pod's GPU containers get (unset: not written).
   std::optional<int> mps_active_thread_percentage;  // CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, 1..100
   std::optional<int64_t> mps_memory_limit_mib;      // CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
+  // At most this many MPS pods per GPU of an MPS node, below the device plugin's replicas.
+  std::optional<int> mps_max_clients;
   bool operator==(const SharingPolicy&) const = default;
 };
 

@@ -37,7 +37,8 @@ admissionWebhook:
   optimization: {enableMIG: true, enableMPS: true, enableTimeSlicing: false,
                  autoDetectWorkloadType: true}
 sharing:
-  mps: {enabled: true, defaultActiveThreads: 100, resources: {memoryLimitMB: 2048}}
+  mps: {enabled: true, maxClients: 16, defaultActiveThreads: 100,
+        resources: {memoryLimitMB: 2048}}
 binPacking: {strategy: bestfit}
 """
 
@@ -140,9 +141,11 @@ def scenario(plane, args):
     ok, out, _ = check_policy(plane, mapped_text, "mapped-policy.yaml")
     mapped = yaml.safe_load(mapped_text)
     check("gpu-autoscaler's values map onto a policy that passes check-policy", ok, out)
-    check("... time-slicing off, MPS at 100% threads and 2048 MiB, bestfit, the exempt list",
+    check("... time-slicing off, MPS at 100% threads, 2048 MiB and 16 clients, bestfit, the "
+          "exempt list",
           mapped["sharing"]["modes"] == {"mig": True, "mps": True, "timeSlicing": False} and
-          mapped["sharing"]["mps"] == {"activeThreadPercentage": 100, "memoryLimit": 2048} and
+          mapped["sharing"]["mps"] == {"activeThreadPercentage": 100, "memoryLimit": 2048,
+                                       "maxClients": 16} and
           mapped["placement"]["strategy"] == "bestfit" and
           mapped["exemptNamespaces"] == ["kube-system", "production"], mapped.get("sharing"))
 

@@ -54,6 +54,7 @@ mapped onto it. */}}
 {{- if hasKey . "defaultActiveThreads" -}}
 {{- $_ := set $mps "activeThreadPercentage" .defaultActiveThreads -}}
 {{- end -}}
+{{- if hasKey . "maxClients" -}}{{- $_ := set $mps "maxClients" .maxClients -}}{{- end -}}
 {{- with .resources -}}
 {{- if hasKey . "memoryLimitMB" -}}{{- $_ := set $mps "memoryLimit" .memoryLimitMB -}}{{- end -}}
 {{- end -}}

@@ -222,6 +222,28 @@ TEST(Placement, MostIdleLeavesThePodToTheSchedulerWhenNoCandidateHasAnIdleGpu) {
   EXPECT_FALSE(Place(pod, {s, policy, &metrics}).preferred.empty());
 }
 
+TEST(Placement, AnMpsNodeAtThePolicysClientsPerGpuCannotTakeAnotherClient) {
+  json cluster = ListOf({GpuNode("gpu-control", 1)});
+  // The shared-node helper copies a node named gpu-small.
+  json small = GpuNode("gpu-small", 2);
+  cluster["items"].push_back(small);
+  testing::AddSharedGpuNode(cluster, "mps-a", "mps", 2, 4);
+  testing::AddSharedGpuNode(cluster, "mps-b", "mps", 2, 4);
+  AddBoundPods(cluster, "mps-a", "nvidia.com/gpu.shared", 2);
+  InventorySnapshot s = SnapshotOf(cluster);
+  json spec = {{"containers",
+                {{{"name", "main"},
+                  {"resources", {{"limits", {{"nvidia.com/gpu.shared", "1"}}}}}}}}};
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  Policy policy;
+  policy.placement.strategy = PlacementStrategy::kBestFit;
+  // Best-fit packs: mps-a has 6 replicas free, mps-b 8.
+  EXPECT_EQ(TermsOf(Place(pod, {s, policy}).preferred), HostPreference("mps-a"));
+  // One client a GPU: mps-a's 2 GPUs are taken.
+  policy.sharing.mps_max_clients = 1;
+  EXPECT_EQ(TermsOf(Place(pod, {s, policy}).preferred), HostPreference("mps-b"));
+}
+
 TEST(Placement, IdleThresholdsComeFromThePolicy) {
   json cluster = ListOf({GpuNode("gpu-a", 8), GpuNode("gpu-b", 8)});
   std::string text;
@@ -510,7 +532,8 @@ TEST(Placement, ThePodsGpuTypeBringsItsCpuAndMemoryAndTheNodeMustHoldThem) {
     return GpuPodSpec(1, {{"nodeSelector", {{key, value}}}});
   };
   json v100 = selecting("accelerator", "nvidia-tesla-v100");
-  Decision d = Place(PodRequest::From("default", "Pod default/v", v100, nullptr, true), {s, policy});
+  Decision d =
+      Place(PodRequest::From("default", "Pod default/v", v100, nullptr, true), {s, policy});
   EXPECT_EQ(d.resource_defaults, policy.worker_defaults.resources[0].defaults);
   EXPECT_EQ(TermsOf(d.preferred), HostPreference("gpu-v100"));
   EXPECT_NE(std::find(d.trail.begin(), d.trail.end(),

@@ -135,6 +135,25 @@ TEST_F(SharingTest, MpsSteersToAnMpsNodeWithANodeSelector) {
             std::make_pair(std::string("gpuadmit.io/applied-sharing-mode"), std::string("mps")));
 }
 
+TEST_F(SharingTest, MpsKeepsWithinThePolicysClientsPerGpu) {
+  // gpu-mps: 2 GPUs x 4 MPS replicas. At most 2 clients a GPU, 4 pods fill it.
+  Policy policy;
+  policy.sharing.mps_max_clients = 2;
+  json cluster = SharingCluster();
+  AddBoundPods(cluster, "gpu-mps", kShared, 3);
+  Outcome o = Sharing(GpuPod(json::object(), Typed("inference")), SnapshotOf(cluster), policy);
+  EXPECT_EQ(o.d.claims, (std::vector<Claim>{{"gpu-mps", kShared, 1, 5}}));
+  AddBoundPods(cluster, "gpu-mps", kShared, 1);
+  o = Sharing(GpuPod(json::object(), Typed("inference")), SnapshotOf(cluster), policy);
+  EXPECT_TRUE(o.d.swaps.empty());
+  EXPECT_TRUE(Traced(o.d,
+                     "  mps not applied: no node labelled nvidia.com/gpu.sharing-strategy=mps "
+                     "has nvidia.com/gpu.shared free for this pod within 2 MPS clients per GPU"));
+  // Without the cap the device plugin's 4 a GPU hold.
+  EXPECT_EQ(Sharing(GpuPod(json::object(), Typed("inference")), SnapshotOf(cluster)).d.claims,
+            (std::vector<Claim>{{"gpu-mps", kShared, 1, 4}}));
+}
+
 TEST_F(SharingTest, TimeSlicingSteersToATimeSlicingNode) {
   Outcome o = Sharing(GpuPod(json::object(), Typed("development")), snapshot_);
   EXPECT_EQ(o.d.node_selector, (StringMap{{"nvidia.com/gpu.sharing-strategy", "time-slicing"}}));

@@ -222,8 +222,11 @@ sharing:
          p.sharing.mps_active_thread_percentage = 100;
          p.sharing.mps_memory_limit_mib = 2048;
        }},
-      {"sharing: {mps: {memoryLimit: 2Gi}}",
-       [](Policy& p) { p.sharing.mps_memory_limit_mib = 2048; }},
+      {"sharing: {mps: {memoryLimit: 2Gi, maxClients: 16}}",
+       [](Policy& p) {
+         p.sharing.mps_memory_limit_mib = 2048;
+         p.sharing.mps_max_clients = 16;
+       }},
   });
 }
 
@@ -443,6 +446,8 @@ TEST(ParsePolicy, ReportsBadSharingSettings) {
         "1:33: sharing.migBelow must be a memory size such as 20Gi, 20000Mi or 20000 (MiB), not "
         "\"20Q\"",
         "1:57: unknown key \"mpss\" in sharing.modes (did you mean \"mps\"?)"}},
+      {"sharing: {mps: {maxClients: 49}}",
+       {"1:29: sharing.mps.maxClients must be between 1 and 48, not 49"}},
       {"sharing: {optIn: yes-please, mps: {activeThreadPercentage: 0, memoryLimit: big}}",
        {"1:18: sharing.optIn must be true or false, not \"yes-please\"",
         "1:60: sharing.mps.activeThreadPercentage must be between 1 and 100, not 0",
