@@ -211,8 +211,12 @@ struct Stage {
     const int64_t count = CountAfterSwap(kShared);
     const NodeInventory* node =
         FindFreeNodeWhere(pod, context, kShared, count, [&](const NodeInventory& n) {
-          return Offers(n, choice.mode) &&
-                 n.Free(kShared) - MpsClientExcess(n, policy().sharing) >= count;
+          if (!Offers(n, choice.mode)) return false;
+          int64_t excess = MpsClientExcess(n, policy().sharing);
+          if (excess == 0) return true;
+          int64_t reserved = context.reservations == nullptr ? 0
+                             : context.reservations->Reserved(n.name(), kShared, context.own_key);
+          return n.Free(kShared) - excess - reserved >= count;
         });
     if (node == nullptr) {
       std::string capped;
