@@ -142,7 +142,8 @@ TEST_F(SharingTest, MpsKeepsWithinThePolicysClientsPerGpu) {
   json cluster = SharingCluster();
   AddBoundPods(cluster, "gpu-mps", kShared, 3);
   Outcome o = Sharing(GpuPod(json::object(), Typed("inference")), SnapshotOf(cluster), policy);
-  EXPECT_EQ(o.d.claims, (std::vector<Claim>{{"gpu-mps", kShared, 1, 5}}));
+  // Its claim bounds the reservations by the cap: 1 replica left of 4, not 5 of 8.
+  EXPECT_EQ(o.d.claims, (std::vector<Claim>{{"gpu-mps", kShared, 1, 1}}));
   AddBoundPods(cluster, "gpu-mps", kShared, 1);
   o = Sharing(GpuPod(json::object(), Typed("inference")), SnapshotOf(cluster), policy);
   EXPECT_TRUE(o.d.swaps.empty());
