@@ -8,9 +8,10 @@
   - the switches for the apiserver's client certificate and the NetworkPolicy render what they
     say;
   - `helm install` (both switches on) into the control plane is accepted by the real apiserver
-    (its validation is the schema check of every object), then gpuadmit, run as the chart's service account with
-    the chart's policy, admits a GPU pod through the chart's MutatingWebhookConfiguration
-    (clientConfig.url: gpuadmit runs on this host, KWOK nodes run no containers);
+    (its validation is the schema check of every object), then gpuadmit, run as the chart's
+    service account with the chart's policy, admits a GPU pod through the chart's
+    MutatingWebhookConfiguration (clientConfig.url: gpuadmit runs on this host, KWOK nodes run
+    no containers);
   - `helm uninstall` removes the webhook registration, and pods are created without it.
 """
 
@@ -105,7 +106,8 @@ def scenario(plane, args):
           ok and policy_of(default).strip() == shipped.strip(), out)
 
     managed = rendered(plane, chart, "--set", "certificates.source=cert-manager",
-                       "--set", "metrics.service=true", "--set", "metrics.serviceMonitor.enabled=true",
+                       "--set", "metrics.service=true",
+                       "--set", "metrics.serviceMonitor.enabled=true",
                        "--set", "metrics.prometheusRule.enabled=true")
     kinds = {o["kind"] for o in managed}
     check("cert-manager and monitoring: Issuers, Certificates, ServiceMonitor, PrometheusRule; "
@@ -118,8 +120,14 @@ def scenario(plane, args):
 
     with open(plane.pki.path("ca.crt"), "rb") as f:
         client_ca = f.read()
-    guarded = rendered(plane, chart, "--set", "webhook.clientAuth.enabled=true",
-                       "--set", "webhook.clientAuth.caBundle=" + base64.b64encode(client_ca).decode(),
+    client_auth = ["--set", "webhook.clientAuth.enabled=true",
+                   "--set", "webhook.clientAuth.caBundle=" + base64.b64encode(client_ca).decode()]
+    refused = helm(plane, "template", "g", chart, "--kube-version", KUBE_VERSION, *client_auth,
+                   check_rc=False)
+    check("clientAuth with three leader-elected replicas is refused, saying why",
+          refused.returncode != 0 and "forwarded to their leader" in refused.stderr,
+          refused.stderr[-400:])
+    guarded = rendered(plane, chart, "--set", "replicas=1", *client_auth,
                        "--set", "webhook.clientAuth.clientName=kube-apiserver",
                        "--set", "networkPolicy.enabled=true")
     args = [o for o in guarded if o["kind"] == "Deployment"][0]["spec"]["template"]["spec"][
@@ -158,9 +166,7 @@ def scenario(plane, args):
         bundle = base64.b64encode(f.read()).decode()
     common = ["-n", NAMESPACE, "--kubeconfig", plane.kubeconfig, "--set", "replicas=1",
               "--set", "certificates.source=secret", "--set", "webhook.caBundle=" + bundle,
-              "--set", "webhook.clientAuth.enabled=true", "--set",
-              "webhook.clientAuth.caBundle=" + base64.b64encode(client_ca).decode(),
-              "--set", "networkPolicy.enabled=true"]
+              *client_auth, "--set", "networkPolicy.enabled=true"]
     installed = helm(plane, "install", "gpuadmit", chart, "--create-namespace", *common,
                      "--set", "webhook.url=https://127.0.0.1:1/mutate", check_rc=False)
     check("helm install is accepted by the apiserver", installed.returncode == 0,
