@@ -326,10 +326,10 @@ void PatchEnv(JsonView spec, const PodSpecLocation& where, const Decision& d, Js
     JsonView env = container["env"];
     auto list = env.Elements();
     json missing = json::array();
-    for (const auto& [name, value] : d.env) {
+    for (const std::pair<std::string, std::string>& variable : d.env) {
       bool set = std::any_of(list.begin(), list.end(),
-                             [&](JsonView e) { return e["name"].string() == name; });
-      if (!set) missing.push_back({{"name", name}, {"value", value}});
+                             [&](JsonView e) { return e["name"].string() == variable.first; });
+      if (!set) missing.push_back({{"name", variable.first}, {"value", variable.second}});
     }
     if (missing.empty()) continue;
     if (!env.is_array()) {
@@ -357,7 +357,9 @@ std::optional<int64_t> QuantityOf(JsonView container, const char* section,
 void PatchResourceDefaults(JsonView spec, const PodSpecLocation& where, const Decision& d,
                            JsonPatch& patch) {
   if (d.resource_defaults.empty()) return;
-  for (const auto& [at, container] : GpuContainers(spec, where)) {
+  for (const auto& found : GpuContainers(spec, where)) {
+    const Pointer& at = found.first;
+    const JsonView container = found.second;  // not a binding: the lambda below reads it
     json added = json::object();  // section -> resource -> quantity
     auto bound = [&](const char* section, const std::string& resource) -> std::optional<int64_t> {
       if (auto own = QuantityOf(container, section, resource)) return own;
