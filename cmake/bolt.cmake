@@ -9,6 +9,13 @@ else()
 endif()
 option(GPUADMIT_BOLT "Lay out gpuadmit with llvm-bolt (Debian's bolt-16); on in Release builds"
        ${gpuadmit_bolt_default})
+# GCC splits each function's cold blocks into a `.cold` fragment (-freorder-blocks-and-
+# partition, on at -O2); BOLT's instrumentation of such fragments crashes the instrumented
+# binary (a call lands in data), so the training never ran. BOLT does the hot/cold split itself.
+if(GPUADMIT_BOLT AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND NOT GPUADMIT_SANITIZE
+   AND NOT GPUADMIT_FUZZ)
+  add_compile_options(-fno-reorder-blocks-and-partition)
+endif()
 
 function(gpuadmit_bolt_layout target)
   if(NOT GPUADMIT_BOLT)
