@@ -6,9 +6,12 @@
 
 namespace gpuadmit {
 
-int64_t MpsClientExcess(const NodeInventory& node, const SharingPolicy& sharing) {
-  if (!sharing.mps_max_clients || node.facts->gpu.sharing_strategy != "mps") return 0;
-  auto it = node.facts->allocatable.find("nvidia.com/gpu.shared");
+int64_t MpsClientExcess(const NodeInventory& node, std::string_view resource,
+                        const SharingPolicy& sharing) {
+  constexpr std::string_view kShared = "nvidia.com/gpu.shared";
+  if (resource != kShared || !sharing.mps_max_clients) return 0;
+  if (node.facts->gpu.sharing_strategy != "mps") return 0;
+  auto it = node.facts->allocatable.find(kShared);
   if (it == node.facts->allocatable.end()) return 0;
   const int64_t replicas = it->second;
   int64_t gpus = node.facts->gpu.count;

@@ -84,8 +84,7 @@ class Ranker {
 
   // Free net of reservations, and of MPS clients past the policy's cap (sharing.mps).
   int64_t FreeNet(const NodeInventory& node, const std::string& resource) const {
-    int64_t free = node.Free(resource);
-    if (resource == "nvidia.com/gpu.shared") free -= MpsClientExcess(node, context_.policy.sharing);
+    int64_t free = node.Free(resource) - MpsClientExcess(node, resource, context_.policy.sharing);
     if (context_.reservations != nullptr) {
       free -= context_.reservations->Reserved(node.name(), resource, context_.own_key);
     }

@@ -118,7 +118,6 @@ void AddWorkerDefaults(const PodRequest& pod, const WorkerDefaults& defaults, De
   AddResourceDefaults(pod, defaults, d);
 }
 
-
 // The values of `labelled` that contain `product`, ignoring case.
 std::vector<std::string> Matching(std::span<const std::string_view> labelled,
                                   const std::string& product) {

@@ -124,8 +124,7 @@ void CountOn(Claim& claim, const NodeInventory& node, std::string_view resource,
   claim.node.assign(node.name());
   claim.resource.assign(resource);
   claim.count = count;
-  claim.free = node.Free(resource);
-  if (resource == "nvidia.com/gpu.shared") claim.free -= MpsClientExcess(node, policy.sharing);
+  claim.free = node.Free(resource) - MpsClientExcess(node, resource, policy.sharing);
 }
 
 SchedulingConstraints AsPatched(const SchedulingConstraints& pod, const Decision& d) {
@@ -146,8 +145,8 @@ SchedulingConstraints AsPatched(const SchedulingConstraints& pod, const Decision
 namespace {
 
 // The walk behind FindFreeNode and its variants: the nodes offering `resource`, most free first,
-// the first that `accept` admits with `count` free net of reservations, room for the pod's cpu
-// and memory, and that `constraints` allow.
+// the first that `accept` admits with `count` free net of reservations (and of MPS clients past
+// the policy's cap), room for the pod's cpu and memory, and that `constraints` allow.
 template <typename Accept>
 const NodeInventory* FirstFreeNode(const SchedulingConstraints& constraints, const PodRequest& pod,
                                    const PlanContext& context, const std::string& resource,
@@ -156,6 +155,7 @@ const NodeInventory* FirstFreeNode(const SchedulingConstraints& constraints, con
     int64_t free = node->Free(resource);
     if (free < count) break;  // most free first: none further has enough, even before reservations
     if (!accept(*node)) continue;
+    free -= MpsClientExcess(*node, resource, context.policy.sharing);
     if (context.reservations != nullptr) {
       free -= context.reservations->Reserved(node->name(), resource, context.own_key);
     }

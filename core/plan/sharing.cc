@@ -8,7 +8,6 @@
 #include "core/kube/mig_resource.h"
 #include "core/plan/command_line.h"
 #include "core/plan/mig_catalog.h"
-#include "core/plan/mps_clients.h"
 #include "core/plan/sharing_rules.h"
 #include "core/plan/workload_type.h"
 
@@ -210,14 +209,8 @@ struct Stage {
     }
     const int64_t count = CountAfterSwap(kShared);
     const NodeInventory* node =
-        FindFreeNodeWhere(pod, context, kShared, count, [&](const NodeInventory& n) {
-          if (!Offers(n, choice.mode)) return false;
-          int64_t excess = MpsClientExcess(n, policy().sharing);
-          if (excess == 0) return true;
-          int64_t reserved = context.reservations == nullptr ? 0
-                             : context.reservations->Reserved(n.name(), kShared, context.own_key);
-          return n.Free(kShared) - excess - reserved >= count;
-        });
+        FindFreeNodeWhere(pod, context, kShared, count,
+                          [&](const NodeInventory& n) { return Offers(n, choice.mode); });
     if (node == nullptr) {
       std::string capped;
       if (choice.mode == SharingMode::kMps && policy().sharing.mps_max_clients) {
