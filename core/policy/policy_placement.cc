@@ -86,14 +86,10 @@ void ReadPlacement(const YAML::Node& node, const std::string& path, PolicyValida
             v.Map(n, p,
                   {{"minFreeMemory",
                     [&](const YAML::Node& m, const std::string& mp) {
-                      int64_t mib = 0;
-                      if (v.MemoryMib(m, mp, mib)) out.filter_min_free_memory_mib = mib;
+                      v.MemoryMib(m, mp, out.filter_min_free_memory_mib);
                     }},
                    {"maxUtilization", [&](const YAML::Node& m, const std::string& mp) {
-                      double percent = 0;
-                      if (v.Number(m, mp, 0, 100, percent)) {
-                        out.filter_max_utilization_percent = percent;
-                      }
+                      v.Number(m, mp, 0, 100, out.filter_max_utilization_percent);
                     }}});
           }},
          {"gpuTypes", [&](const YAML::Node& n, const std::string& p) {

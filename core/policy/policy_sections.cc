@@ -368,8 +368,7 @@ void ReadJobDefaults(const YAML::Node& node, const std::string& path, PolicyVali
   constexpr int64_t kInt32Max = 2147483647;
   auto field = [&](int64_t min, int64_t max, std::optional<int64_t>& to) {
     return [&v, &to, min, max](const YAML::Node& n, const std::string& p) {
-      int64_t value = 0;
-      if (v.Int(n, p, min, max, value)) to = value;
+      v.Int(n, p, min, max, to);
     };
   };
   v.Map(node, path,

@@ -228,18 +228,15 @@ void ReadSharing(const YAML::Node& node, const std::string& path, PolicyValidato
             v.Map(n, p,
                   {{"activeThreadPercentage",
                     [&](const YAML::Node& m, const std::string& mp) {
-                      int percent = 0;
-                      if (v.Int(m, mp, 1, 100, percent)) out.mps_active_thread_percentage = percent;
+                      v.Int(m, mp, 1, 100, out.mps_active_thread_percentage);
                     }},
                    {"memoryLimit",
                     [&](const YAML::Node& m, const std::string& mp) {
-                      int64_t mib = 0;
-                      if (v.MemoryMib(m, mp, mib)) out.mps_memory_limit_mib = mib;
+                      v.MemoryMib(m, mp, out.mps_memory_limit_mib);
                     }},
                    // 48: the most clients an MPS server serves per GPU (Volta and later).
                    {"maxClients", [&](const YAML::Node& m, const std::string& mp) {
-                      int clients = 0;
-                      if (v.Int(m, mp, 1, 48, clients)) out.mps_max_clients = clients;
+                      v.Int(m, mp, 1, 48, out.mps_max_clients);
                     }}});
           }},
          {"rules", [&](const YAML::Node& n, const std::string& p) {

@@ -290,6 +290,39 @@ bool PolicyValidator::MemoryMib(const YAML::Node& node, const std::string& path,
   return true;
 }
 
+namespace {
+
+// `read` into a value, and the value into `out` when it is valid.
+template <typename T, typename Read>
+bool IntoOptional(std::optional<T>& out, Read read) {
+  T value{};
+  if (!read(value)) return false;
+  out = value;
+  return true;
+}
+
+}  // namespace
+
+bool PolicyValidator::Int(const YAML::Node& node, const std::string& path, int64_t min,
+                          int64_t max, std::optional<int64_t>& out) {
+  return IntoOptional(out, [&](int64_t& value) { return Int(node, path, min, max, value); });
+}
+
+bool PolicyValidator::Int(const YAML::Node& node, const std::string& path, int min, int max,
+                          std::optional<int>& out) {
+  return IntoOptional(out, [&](int& value) { return Int(node, path, min, max, value); });
+}
+
+bool PolicyValidator::Number(const YAML::Node& node, const std::string& path, double min,
+                             double max, std::optional<double>& out) {
+  return IntoOptional(out, [&](double& value) { return Number(node, path, min, max, value); });
+}
+
+bool PolicyValidator::MemoryMib(const YAML::Node& node, const std::string& path,
+                                std::optional<int64_t>& out) {
+  return IntoOptional(out, [&](int64_t& value) { return MemoryMib(node, path, value); });
+}
+
 bool PolicyValidator::StringList(const YAML::Node& node, const std::string& path,
                                  std::vector<std::string>& out) {
   std::vector<std::string> items;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -82,6 +83,14 @@ class PolicyValidator {
   // A GPU memory size: a Kubernetes quantity of bytes ("20Gi", "20000Mi", "20G") or a bare whole
   // number of MiB (20000), as whole MiB, rounded up.
   bool MemoryMib(const YAML::Node& node, const std::string& path, int64_t& out);
+  // The same four into an optional setting, set only when the value is valid.
+  bool Int(const YAML::Node& node, const std::string& path, int64_t min, int64_t max,
+           std::optional<int64_t>& out);
+  bool Int(const YAML::Node& node, const std::string& path, int min, int max,
+           std::optional<int>& out);
+  bool Number(const YAML::Node& node, const std::string& path, double min, double max,
+              std::optional<double>& out);
+  bool MemoryMib(const YAML::Node& node, const std::string& path, std::optional<int64_t>& out);
   // A list of strings; `out` is replaced only when every item is a string.
   bool StringList(const YAML::Node& node, const std::string& path, std::vector<std::string>& out);
   // A MIG profile name as the device plugin spells it after "nvidia.com/mig-": "2g.20gb".
