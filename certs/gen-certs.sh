@@ -4,7 +4,8 @@
 # The kube-apiserver calls the webhook at https://<service>.<namespace>.svc:443, so the serving
 # certificate must name that host in its subjectAltName, chain to the CA placed in the
 # MutatingWebhookConfiguration's caBundle (certs/render-cabundle.sh), and carry
-# extendedKeyUsage serverAuth. Clusters that run cert-manager should use
+# extendedKeyUsage serverAuth; it also carries clientAuth, since replicas present it to each other
+# when one forwards a review to its leader. Clusters that run cert-manager should use
 # manifests/overlays/cert-manager instead.
 set -euo pipefail
 
@@ -210,7 +211,7 @@ fi
   echo "[server_ext]"
   echo "basicConstraints = critical, CA:FALSE"
   echo "keyUsage = ${server_key_usage}"
-  echo "extendedKeyUsage = serverAuth"
+  echo "extendedKeyUsage = serverAuth, clientAuth"
   echo "subjectKeyIdentifier = hash"
   echo "authorityKeyIdentifier = keyid, issuer"
   echo "subjectAltName = @alt_names"
@@ -249,6 +250,6 @@ done
 desc="$(wanted_key_desc)"
 echo "${prog}: wrote ${ca_crt} (CA, ${desc} key, SHA-256, ${days} days)"
 echo "${prog}: wrote ${ca_key} (mode 0600)"
-echo "${prog}: wrote ${tls_crt} (serverAuth, ${desc} key, SHA-256, ${days} days)"
+echo "${prog}: wrote ${tls_crt} (serverAuth and clientAuth, ${desc} key, SHA-256, ${days} days)"
 echo "${prog}:   SANs: ${dns_names[*]} ${ip_names[*]}"
 echo "${prog}: wrote ${tls_key} (mode 0600)"

@@ -12,6 +12,8 @@ on a device" when its answer keeps 2g.20gb and reserves it (no fallback annotati
     200 with a warning, counted as leader_failed;
   SIGTERM on the leader: the Lease released, r1 leads within 2 s;
   one leader: with r2 and r3 up, exactly one of the three has gpuadmit_leader 1;
+  forged marks: the followers forward with their certificate; the same mark sent by a client
+    without one is ignored (and counted) by the leader, and forwarded by a follower;
   the race: 64 concurrent reviews, round robin over the three: exactly FREE count on a device;
   SIGKILL on the leader under load: a new leader within the lease duration, every request
     answered 200, the answers of the gap decided locally and counted;
@@ -158,6 +160,33 @@ def counts_on_device(body):
     return "gpuadmit.io/reservation" in text and FALLBACK not in text
 
 
+def forged_marks(leader, follower):
+    """The replicas' forwarded mark from this client (no peer certificate): the leader counts
+    and ignores it; the follower does not take the review as forwarded, so it forwards it to
+    the leader as any other review."""
+    ignored = "gpuadmit_forward_marks_ignored_total"
+    r = json.loads(review_body(9000))
+    for c in r["request"]["object"]["spec"]["containers"]:
+        c["resources"] = {}
+    marked = {"Content-Type": "application/json", "Gpuadmit-Forwarded": "authenticated"}
+    before = leader.metric(ignored) or 0
+    c = leader.conn()
+    c.request("POST", "/mutate", body=json.dumps(r).encode(), headers=marked)
+    status = c.getresponse().status
+    c.close()
+    check("a forwarded mark sent without a peer's certificate: the leader answers 200, ignores "
+          "the mark and counts it", status == 200 and (leader.metric(ignored) or 0) == before + 1,
+          "%r %r" % (status, leader.metric(ignored)))
+    forwarded = follower.metric(FORWARDED) or 0
+    c = follower.conn()
+    c.request("POST", "/mutate", body=json.dumps(r).encode(), headers=marked)
+    status = c.getresponse().status
+    c.close()
+    check("... the follower forwards that review to the leader rather than deciding it",
+          status == 200 and (follower.metric(FORWARDED) or 0) == forwarded + 1,
+          "%r %r" % (status, follower.metric(FORWARDED)))
+
+
 def race(replicas, first_id):
     """64 concurrent reviews, round robin over `replicas`: (statuses, bodies)."""
     n = 64
@@ -290,6 +319,7 @@ def run(a):
           r2.stderr()[-300:] + r3.stderr()[-300:])
     leaders = [r.name for r in three if r.leading()]
     check("one leader among three", leaders == ["r1"], "leaders %r" % leaders)
+    forged_marks(r1, r2)
 
     results = race(three, ids(64))
     statuses = [s for s, _ in results]

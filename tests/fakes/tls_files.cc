@@ -50,6 +50,9 @@ TlsFiles::TlsFiles(long valid_from_seconds, long valid_for_seconds) {
                              reinterpret_cast<const unsigned char*>("localhost"), -1, -1, 0);
   X509_set_issuer_name(cert, name);
   AddExtension(cert, NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1");
+  // Key identifiers keep two pairs apart in one trust store, where their names are the same.
+  AddExtension(cert, NID_subject_key_identifier, "hash");
+  AddExtension(cert, NID_authority_key_identifier, "keyid:always");
   Check(X509_sign(cert, key, EVP_sha256()) > 0, "sign");
 
   FILE* f = std::fopen(cert_.c_str(), "w");

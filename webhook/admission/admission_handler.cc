@@ -150,7 +150,7 @@ void AdmissionHandler::SetSnapshot(std::shared_ptr<const InventorySnapshot> snap
 }
 
 HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::string_view body,
-                                       int64_t replica_share) {
+                                       int64_t replica_share, std::string_view scope) {
   if (body.empty()) return Reject(400, Counter::kBadRequests, "empty body");
   if (body.size() > kMaxReviewBody) {
     return Reject(413, Counter::kPayloadTooLarge, "body larger than 7 MiB");
@@ -171,10 +171,12 @@ HandlerAnswer AdmissionHandler::Handle(std::string_view content_type, std::strin
     std::shared_ptr<const ClusterGpuMetrics> gpu_metrics = gpu_metrics_.load();
     // Per-node explanations cost string work on every GPU pod: only for debug logs or --explain.
     const InventorySnapshot& inventory = snapshot ? *snapshot : kEmptySnapshot;
+    std::optional<SharedLedger::Scope> scoped;
     std::optional<ReplicaShare> share;
     Reservations* reservations = reservations_;
-    if (replica_share > 1 && reservations_ != nullptr) {
-      reservations = &share.emplace(*reservations_, inventory, replica_share);
+    if (!scope.empty() && ledger_ != nullptr) reservations = &scoped.emplace(ledger_->In(scope));
+    if (replica_share > 1 && reservations != nullptr) {
+      reservations = &share.emplace(*reservations, inventory, replica_share);
     }
     ReviewContext context{inventory, p, gpu_metrics.get(), reservations, stale};
     context.explain = explain_ || log_.Enabled(LogLevel::kDebug);

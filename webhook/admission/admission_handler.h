@@ -25,6 +25,7 @@
 #include "core/inventory/reservation_ledger.h"
 #include "core/policy/policy.h"
 #include "webhook/admission/decision_log.h"
+#include "webhook/admission/shared_ledger.h"
 #include "webhook/telemetry/log.h"
 #include "webhook/telemetry/metrics.h"
 
@@ -45,6 +46,9 @@ class AdmissionHandler {
   // `reservations` (optional) is where Pod decisions reserve devices; it must outlive the handler.
   AdmissionHandler(Logger& log, Metrics& metrics, Reservations* reservations = nullptr)
       : log_(log), metrics_(metrics), reservations_(reservations) {}
+  // serve's: decisions reserve in `ledger`, each in its caller's scope (Handle's `scope`).
+  AdmissionHandler(Logger& log, Metrics& metrics, SharedLedger* ledger)
+      : log_(log), metrics_(metrics), reservations_(ledger), ledger_(ledger) {}
 
   void SetPolicy(std::shared_ptr<const Policy> policy) { policy_.store(std::move(policy)); }
   // Hands `snapshot` to the decisions that start after this call. serve publishes through
@@ -79,9 +83,10 @@ class AdmissionHandler {
   // Answers one POST /mutate. 400: empty or undecodable body; 413: body over kMaxReviewBody;
   // 415: content type not application/json; 200: an AdmissionReview answer. `replica_share` > 1
   // decides on that fraction of each node's free devices (ReplicaShare): a replica without its
-  // leader.
+  // leader. `scope`: the caller's reservation scope in the SharedLedger ("": the authenticated
+  // callers', and the one a plain Reservations has).
   HandlerAnswer Handle(std::string_view content_type, std::string_view body,
-                       int64_t replica_share = 1);
+                       int64_t replica_share = 1, std::string_view scope = {});
 
  private:
   HandlerAnswer Reject(int status, Counter counter, std::string reason);
@@ -89,6 +94,7 @@ class AdmissionHandler {
   Logger& log_;
   Metrics& metrics_;
   Reservations* reservations_;
+  SharedLedger* ledger_ = nullptr;  // reservations_ with its scopes, where serve gave one
   std::function<bool()> stale_;  // set before serving, read-only after
   bool explain_ = false;         // likewise
   std::atomic<std::shared_ptr<const Policy>> policy_;

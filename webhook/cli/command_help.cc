@@ -17,7 +17,8 @@ Usage: gpuadmit serve --policy FILE --tls-cert FILE --tls-key FILE [flags]
   --listen HOST:PORT       where to serve POST /mutate, /healthz, /readyz, /metrics, /status
                            and /report (default 0.0.0.0:8443)
   --client-ca FILE         require a client certificate signed by a CA in FILE (the apiserver's
-                           admission credentials); others fail the TLS handshake (default: none)
+                           admission credentials); others fail the TLS handshake (default: none;
+                           then each caller address reserves devices apart from the others)
   --client-name NAME       with --client-ca: the client certificate must name NAME, e.g.
                            kube-apiserver (default: any name the CA signed)
   --cluster FILE           the inventory from a file of `kubectl get nodes,pods -A -o json`
@@ -38,7 +39,8 @@ Usage: gpuadmit serve --policy FILE --tls-cert FILE --tls-key FILE [flags]
   --advertise HOST:PORT    where the other replicas reach this one (the pod IP and port)
   --id NAME                this replica's identity on the Lease (default: the hostname)
   --peer-ca FILE           the CA of the replicas' serving certificate (default: ca.crt beside
-                           --tls-cert)
+                           --tls-cert); a replica presents that certificate when it forwards,
+                           and a forwarded review is taken as such only from a peer
   --leader-election-namespace NS   the Lease's namespace (default: the service account's)
   --leader-elect-lease-duration S  seconds (default 15)
   --leader-elect-renew-deadline S  seconds (default 10)

@@ -13,7 +13,8 @@ Result<std::unique_ptr<LeaderRouting>> LeaderRouting::Start(const LeaderRoutingS
   std::unique_ptr<LeaderRouting> self(new LeaderRouting(handler, metrics, log));
   auto name = CertificateDnsName(settings.tls_cert);
   if (!name.ok()) return Error{"--leader-elect: " + name.error().message};
-  auto forwarder = ReviewForwarder::Create({settings.peer_ca, name.value()});
+  auto forwarder = ReviewForwarder::Create(
+      {settings.peer_ca, name.value(), settings.tls_cert, settings.tls_key});
   if (!forwarder.ok()) return Error{"--leader-elect: " + forwarder.error().message};
   self->forwarder_ = std::move(forwarder).value();
   auto client = KubeClient::Create(config);
@@ -42,7 +43,8 @@ LeaderRouting::~LeaderRouting() {
 }
 
 std::optional<HandlerAnswer> LeaderRouting::Route(std::string_view content_type,
-                                                  std::string_view body, bool forwarded) {
+                                                  std::string_view body, bool forwarded,
+                                                  std::string_view scope) {
   if (forwarded || elector_->IsLeader()) return std::nullopt;
   // What the handler refuses anyway (empty, too big, not JSON) it refuses here too.
   if (body.empty() || body.size() > kMaxReviewBody || !IsJsonContentType(content_type)) {
@@ -50,11 +52,14 @@ std::optional<HandlerAnswer> LeaderRouting::Route(std::string_view content_type,
   }
   if (IsDryRunReview(body)) return std::nullopt;  // reserves nothing: no ledger to share
   std::string leader = elector_->LeaderAddress();
-  if (leader.empty()) return DecideHere(content_type, body, Counter::kForwardNoLeader, "no leader");
+  if (leader.empty()) {
+    return DecideHere(content_type, body, scope, Counter::kForwardNoLeader, "no leader");
+  }
   auto start = std::chrono::steady_clock::now();
-  auto answer = forwarder_->Forward(leader, body);
+  auto answer = forwarder_->Forward(leader, body, scope);
   if (!answer.ok()) {
-    return DecideHere(content_type, body, Counter::kForwardLeaderFailed, answer.error().message);
+    return DecideHere(content_type, body, scope, Counter::kForwardLeaderFailed,
+                      answer.error().message);
   }
   metrics_.ObserveForward(std::chrono::steady_clock::now() - start);
   metrics_.Inc(Counter::kForwardedAnswered);
@@ -62,7 +67,8 @@ std::optional<HandlerAnswer> LeaderRouting::Route(std::string_view content_type,
 }
 
 HandlerAnswer LeaderRouting::DecideHere(std::string_view content_type, std::string_view body,
-                                        Counter why, const std::string& reason) {
+                                        std::string_view scope, Counter why,
+                                        const std::string& reason) {
   metrics_.Inc(why);
   int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
   int64_t last = last_warned_ns_.load();
@@ -73,7 +79,7 @@ HandlerAnswer LeaderRouting::DecideHere(std::string_view content_type, std::stri
   } else {
     unlogged_.fetch_add(1);
   }
-  HandlerAnswer a = handler_.Handle(content_type, body, replicas_);
+  HandlerAnswer a = handler_.Handle(content_type, body, replicas_, scope);
   if (a.status == 200) {
     AddReviewWarning(a.body, "gpuadmit: decided by replica " + identity_ + " without the leader (" +
                                  reason + "), on its share (1/" + std::to_string(replicas_) +

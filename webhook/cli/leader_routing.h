@@ -1,8 +1,8 @@
 // LeaderRouting: `serve --leader-elect`, where each review is decided when replicas elect a
 // leader. The leader decides every review, so one ledger counts every reservation:
-//   - the leader, a review another replica forwarded (Gpuadmit-Forwarded: 1; answered here even
-//     if this replica has just lost the Lease, never bounced on), and dryRun reviews (they reserve
-//     nothing) are decided here;
+//   - the leader, a review a peer replica forwarded (Gpuadmit-Forwarded over a connection with a
+//     peer's certificate; answered here even if this replica has just lost the Lease, never
+//     bounced on), and dryRun reviews (they reserve nothing) are decided here;
 //   - a follower forwards the rest to the address the leader published on the Lease and answers
 //     with the leader's answer, unchanged;
 //   - with no leader known, or a leader that does not answer within 2 s, the follower decides
@@ -11,8 +11,9 @@
 //     carries a warning.
 //
 //   auto routing = LeaderRouting::Start(settings, config, handler, metrics, log);
-//   server.SetReviewRoute([&r = *routing.value()](auto type, auto body, bool forwarded) {
-//     return r.Route(type, body, forwarded); });
+//   server.SetReviewRoute([&r = *routing.value()](auto type, auto body, bool forwarded,
+//                                                 auto scope) {
+//     return r.Route(type, body, forwarded, scope); });
 //   ... routing.value()->Stop();  // at SIGTERM: the Lease released for the next leader
 //
 // Thread safety: Route from any thread; Start and Stop from main's.
@@ -44,7 +45,9 @@ struct LeaderRoutingSettings {
   std::string identity;          // --id
   std::string advertise;         // --advertise HOST:PORT
   std::string peer_ca;           // --peer-ca: the CA of the replicas' serving certificate
-  std::string tls_cert;          // --tls-cert: its name is what the leader's certificate must hold
+  std::string tls_cert;  // --tls-cert: its name is what the leader's certificate must hold, and
+                         // with --tls-key, what this replica presents to the leader
+  std::string tls_key;
   LeaderElectionOptions timing;  // lease duration, renew deadline, retry period
   // --leader-elect-replicas: how many replicas run. Without a leader each decides on 1/replicas
   // of every node's free devices, so together they never promise a device twice.
@@ -63,7 +66,7 @@ class LeaderRouting {
 
   // TlsServer's ReviewRoute: the leader's answer for a follower, or nullopt to decide here.
   std::optional<HandlerAnswer> Route(std::string_view content_type, std::string_view body,
-                                     bool forwarded);
+                                     bool forwarded, std::string_view scope);
   bool IsLeader() const { return elector_->IsLeader(); }
   // Stops electing; a held Lease is released.
   void Stop() { elector_->Stop(); }
@@ -71,8 +74,8 @@ class LeaderRouting {
  private:
   LeaderRouting(AdmissionHandler& handler, Metrics& metrics, Logger& log)
       : handler_(handler), metrics_(metrics), log_(log) {}
-  HandlerAnswer DecideHere(std::string_view content_type, std::string_view body, Counter why,
-                           const std::string& reason);
+  HandlerAnswer DecideHere(std::string_view content_type, std::string_view body,
+                           std::string_view scope, Counter why, const std::string& reason);
 
   AdmissionHandler& handler_;
   Metrics& metrics_;

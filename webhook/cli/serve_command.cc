@@ -34,6 +34,7 @@
 #include "webhook/queue/gate_lifter.h"
 #include "webhook/queue/queue_support.h"
 #include "webhook/server/metrics_server.h"
+#include "webhook/server/review_forwarder.h"
 #include "webhook/server/tls_server.h"
 #include "webhook/sources/config_files.h"
 #include "webhook/sources/policy_file_source.h"
@@ -160,7 +161,15 @@ class Serve {
 std::string Serve::Build() {
   metrics_.SetBuildInfo(BuildInfoLabels());
   // TLS and the port first: the cheapest checks, and a failure is then the only line printed.
-  auto server = TlsServer::Create(settings_.server, handler_, metrics_, log_);
+  // With --leader-elect, a client presenting a certificate like this replica's own is a peer.
+  ServerOptions options = settings_.server;
+  if (f_.Has("leader-elect")) {
+    auto name = CertificateDnsName(settings_.election.tls_cert);
+    if (!name.ok()) return "--leader-elect: " + name.error().message;
+    options.peer_ca_file = settings_.election.peer_ca;
+    options.peer_name = name.value();
+  }
+  auto server = TlsServer::Create(options, handler_, metrics_, log_);
   if (!server.ok()) return server.error().message;
   server_ = std::move(server).value();
   metrics_.SetCertificateExpiry(server_->CertificateNotAfterUnix());
@@ -227,9 +236,8 @@ std::string Serve::BuildInventory() {
     if (!started.ok()) return started.error().message;
     routing_ = std::move(started).value();
     server_->SetReviewRoute(
-        [&r = *routing_](std::string_view type, std::string_view body, bool forwarded) {
-          return r.Route(type, body, forwarded);
-        });
+        [&r = *routing_](std::string_view type, std::string_view body, bool forwarded,
+                         std::string_view scope) { return r.Route(type, body, forwarded, scope); });
   }
   auto made = KubeClient::Create(*kube_config_);
   if (!made.ok()) return made.error().message;

@@ -82,6 +82,7 @@ std::string ElectionSettings(const Flags& f, LeaderRoutingSettings& out) {
     return "leader election needs retry period < renew deadline < lease duration";
   }
   out.tls_cert = f.Value("tls-cert");
+  out.tls_key = f.Value("tls-key");
   out.peer_ca = f.Value("peer-ca");
   if (out.peer_ca.empty()) {  // beside the serving pair, as cert-manager's Secret has it
     size_t slash = out.tls_cert.rfind('/');

@@ -142,7 +142,7 @@ HeadParse ParseRequestHead(std::string_view buffer) {
     } else if (EqualsIgnoreCase(name, "expect")) {
       head.expect_continue = EqualsIgnoreCase(value, "100-continue");
     } else if (EqualsIgnoreCase(name, kForwardedHeader)) {
-      head.forwarded = value == "1";
+      head.forwarded = value;
     }
   }
   head.keep_alive = !connection_close && (!http10 || connection_keep_alive);
@@ -151,6 +151,14 @@ HeadParse ParseRequestHead(std::string_view buffer) {
   p.head = head;
   p.head_size = pos;
   return p;
+}
+
+std::string ForwardedMark(std::string_view scope) {
+  return scope.empty() ? "authenticated" : std::string(scope);
+}
+
+std::string ScopeOfForwarded(std::string_view mark) {
+  return mark.starts_with("address ") ? std::string(mark) : "";
 }
 
 std::string_view ReasonPhrase(int status) {

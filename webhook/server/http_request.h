@@ -27,12 +27,18 @@ struct RequestHead {
   size_t content_length = 0;
   bool keep_alive = true;        // HTTP/1.1 unless "Connection: close"; HTTP/1.0 only on request
   bool expect_continue = false;  // "Expect: 100-continue"
-  bool forwarded = false;        // "Gpuadmit-Forwarded: 1": a review another replica forwarded
+  std::string_view forwarded;    // Gpuadmit-Forwarded's value; empty when absent
 };
 
 // The header a replica adds to a review it forwards to the leader (ReviewForwarder), so that the
-// one receiving it decides it there, leader or not, and never forwards it again.
+// one receiving it decides it there, leader or not, and never forwards it again. Honoured only
+// from a peer replica (TlsServer). Its value carries the reservation scope of the review's caller
+// as the forwarding replica saw it: "authenticated" for the scope "", else the scope itself.
 inline constexpr std::string_view kForwardedHeader = "Gpuadmit-Forwarded";
+std::string ForwardedMark(std::string_view scope);
+// The scope a mark carries: a mark other than "address ..." (a replica of an earlier version
+// sent "1") is the authenticated callers' scope, "".
+std::string ScopeOfForwarded(std::string_view mark);
 
 struct HeadParse {
   enum State { kIncomplete, kComplete, kBad };

@@ -6,6 +6,8 @@
 
 #include <cstdio>
 
+#include "webhook/server/http_request.h"
+
 namespace gpuadmit {
 
 ReviewForwarder::ReviewForwarder(ForwarderOptions options) : options_(std::move(options)) {}
@@ -45,7 +47,13 @@ std::unique_ptr<httplib::SSLClient> ReviewForwarder::Take(const std::string& add
   }
   // Connect to the address, verify the certificate's name: httplib's host is the name (its SNI
   // and hostname check) and the address is where that name goes.
-  auto client = std::make_unique<httplib::SSLClient>(options_.server_name, port);
+  auto client = std::make_unique<httplib::SSLClient>(
+      options_.server_name, port, options_.client_cert_file, options_.client_key_file);
+  if (!client->is_valid()) {
+    error = options_.client_cert_file + ", " + options_.client_key_file +
+            ": cannot load this replica's certificate to present to the leader";
+    return nullptr;
+  }
   client->set_hostname_addr_map({{options_.server_name, host}});
   client->set_ca_cert_path(options_.ca_file.c_str());
   client->enable_server_certificate_verification(true);
@@ -63,11 +71,12 @@ void ReviewForwarder::Give(const std::string& address, std::unique_ptr<httplib::
   if (idle.size() < options_.max_idle_per_address) idle.push_back(std::move(client));
 }
 
-Result<std::string> ReviewForwarder::Forward(const std::string& address, std::string_view body) {
+Result<std::string> ReviewForwarder::Forward(const std::string& address, std::string_view body,
+                                             std::string_view scope) {
   std::string error;
   auto client = Take(address, error);
   if (!client) return Error{error};
-  httplib::Headers headers = {{"Gpuadmit-Forwarded", "1"}};
+  httplib::Headers headers = {{std::string(kForwardedHeader), ForwardedMark(scope)}};
   httplib::Result res =
       client->Post("/mutate", headers, body.data(), body.size(), "application/json");
   if (!res) {

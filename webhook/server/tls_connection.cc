@@ -118,6 +118,7 @@ bool TlsConnection::Handshake(Clock::time_point now, Want& want) {
   int r = SSL_do_handshake(ssl_);
   if (r == 1) {
     handshake_done_ = true;
+    caller_ = host_.Identify(ssl_, fd_);
     last_progress_ = now;
     return true;
   }
@@ -204,7 +205,7 @@ void TlsConnection::ServeComplete(Clock::time_point now) {
       // answer instead of a reset.
       discard_left_ = head.content_length - std::min(head.content_length, body_have);
       in_used_ = in_.size();
-      HttpResponse r = host_.Serve(head, {}, over_capacity_);
+      HttpResponse r = host_.Serve(head, {}, over_capacity_, caller_);
       r.close = true;
       Respond(std::move(r));
       return;
@@ -216,8 +217,8 @@ void TlsConnection::ServeComplete(Clock::time_point now) {
       }
       return;
     }
-    HttpResponse r =
-        host_.Serve(head, pending.substr(p.head_size, head.content_length), over_capacity_);
+    HttpResponse r = host_.Serve(head, pending.substr(p.head_size, head.content_length),
+                                 over_capacity_, caller_);
     r.close = r.close || !head.keep_alive || stopping_ || over_capacity_;
     in_used_ += p.head_size + head.content_length;
     sent_continue_ = false;

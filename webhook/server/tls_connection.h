@@ -20,6 +20,7 @@
 #include <string_view>
 
 #include "webhook/server/http_request.h"
+#include "webhook/tls/caller_trust.h"
 
 namespace gpuadmit {
 
@@ -34,11 +35,13 @@ struct HttpResponse {
 // What a connection needs from the server that accepted it.
 class ConnectionHost {
  public:
-  // Answers one complete request. `over_capacity`: accepted beyond the connection cap. A head
-  // whose Content-Length is over kMaxReviewBody comes with an empty body (it is not read): the
-  // answer should be 413; the connection closes after it.
-  virtual HttpResponse Serve(const RequestHead& head, std::string_view body,
-                             bool over_capacity) = 0;
+  // Who the client is, once its handshake is done (its certificate, its address).
+  virtual Caller Identify(SSL* ssl, int fd) = 0;
+  // Answers one complete request from `caller`. `over_capacity`: accepted beyond the connection
+  // cap. A head whose Content-Length is over kMaxReviewBody comes with an empty body (it is not
+  // read): the answer should be 413; the connection closes after it.
+  virtual HttpResponse Serve(const RequestHead& head, std::string_view body, bool over_capacity,
+                             const Caller& caller) = 0;
   // The connection started (true) or finished (false) a request: bytes of it have arrived, or
   // its answer is not fully written yet. Drain counts busy connections.
   virtual void BusyChanged(bool busy) = 0;
@@ -101,6 +104,7 @@ class TlsConnection {
   SSL* ssl_;
   ConnectionHost& host_;
   bool over_capacity_;
+  Caller caller_;  // set when the handshake is done
   bool handshake_done_ = false;
   bool stopping_ = false;
   bool eof_ = false;                // the peer sent close_notify or FIN

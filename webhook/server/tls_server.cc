@@ -36,9 +36,10 @@ constexpr int kAcceptPauseMs = 100;
 
 constexpr std::string_view kJson = "application/json";
 
-// Configures the server context: TLS 1.2 and up, the serving certificate (swappable).
+// Configures the server context: TLS 1.2 and up, the serving certificate (swappable), the client
+// certificates that identify the apiserver and the peer replicas.
 bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, ServingCertificate& certificate,
-                  std::string& error) {
+                  const CallerTrust& trust, std::string& error) {
   SSL_CTX_set_options(
       &ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   SSL_CTX_set_mode(&ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -54,24 +55,7 @@ bool SetUpContext(SSL_CTX& ctx, const ServerOptions& options, ServingCertificate
   }
   static const unsigned char kSessionContext[] = "gpuadmit";
   SSL_CTX_set_session_id_context(&ctx, kSessionContext, sizeof kSessionContext - 1);
-  if (!options.client_ca_file.empty()) {
-    if (SSL_CTX_load_verify_locations(&ctx, options.client_ca_file.c_str(), nullptr) != 1) {
-      error = options.client_ca_file + ": not a usable PEM CA bundle: " + TakeOpenSslError();
-      return false;
-    }
-    // Names the acceptable CAs in the handshake, so a client with several certificates picks.
-    SSL_CTX_set_client_CA_list(&ctx, SSL_load_client_CA_file(options.client_ca_file.c_str()));
-    SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
-    // The name is checked as part of verifying the chain: a certificate the CA signed for
-    // another client fails the handshake like one from another CA.
-    if (!options.client_name.empty() &&
-        X509_VERIFY_PARAM_set1_host(SSL_CTX_get0_param(&ctx), options.client_name.c_str(),
-                                    options.client_name.size()) != 1) {
-      error = "--client-name " + options.client_name + ": " + TakeOpenSslError();
-      return false;
-    }
-  }
-  return true;
+  return trust.Attach(ctx, error);
 }
 
 // A non-blocking listening socket on host:port (port 0: any free one). Sets `port`.
@@ -164,10 +148,16 @@ Result<std::unique_ptr<TlsServer>> TlsServer::Create(const ServerOptions& option
   self->cert_file_ = options.cert_file;
   self->key_file_ = options.key_file;
   self->certificate_ = std::make_unique<ServingCertificate>(std::move(pair).value());
+  auto trust = CallerTrust::Load({options.client_ca_file, options.client_name,
+                                  options.peer_ca_file, options.peer_name});
+  if (!trust.ok()) return trust.error();
+  self->trust_ = std::move(trust).value();
   self->ctx_.reset(SSL_CTX_new(TLS_server_method()));
   if (!self->ctx_) return Error{"cannot create the TLS context: " + TakeOpenSslError()};
   std::string error;
-  if (!SetUpContext(*self->ctx_, options, *self->certificate_, error)) return Error{error};
+  if (!SetUpContext(*self->ctx_, options, *self->certificate_, *self->trust_, error)) {
+    return Error{error};
+  }
   self->max_connections_ = options.max_connections;
 
   ConnectionLimits limits{std::chrono::seconds(options.idle_timeout_seconds),
@@ -190,14 +180,16 @@ Result<std::unique_ptr<TlsServer>> TlsServer::Create(const ServerOptions& option
   return self;
 }
 
-HttpResponse TlsServer::Serve(const RequestHead& head, std::string_view body, bool over_capacity) {
-  HttpResponse r = Route(head, body, over_capacity);
+HttpResponse TlsServer::Serve(const RequestHead& head, std::string_view body, bool over_capacity,
+                              const Caller& caller) {
+  HttpResponse r = Route(head, body, over_capacity, caller);
   // Stopping: this answer is the connection's last, whichever loop noticed the stop first.
   if (stopping_.load(std::memory_order_relaxed)) r.close = true;
   return r;
 }
 
-HttpResponse TlsServer::Route(const RequestHead& head, std::string_view body, bool over_capacity) {
+HttpResponse TlsServer::Route(const RequestHead& head, std::string_view body, bool over_capacity,
+                              const Caller& caller) {
   if (over_capacity) {
     metrics_.Inc(Counter::kOverCapacity);
     HttpResponse r = JsonError(503, "connection limit reached; retry");
@@ -215,20 +207,7 @@ HttpResponse TlsServer::Route(const RequestHead& head, std::string_view body, bo
       r.extra_headers = "Allow: POST\r\n";
       return r;
     }
-    try {
-      if (review_route_) {
-        if (std::optional<HandlerAnswer> a =
-                review_route_(head.content_type, body, head.forwarded)) {
-          return {a->status, a->content_type, std::move(a->body), {}, false};
-        }
-      }
-      HandlerAnswer a = handler_.Handle(head.content_type, body);
-      return {a.status, a.content_type, std::move(a.body), {}, false};
-    } catch (const std::exception& e) {  // the handler answers its own failures; this is a bug
-      metrics_.Inc(Counter::kHandlerPanics);
-      log_.Error("route failed", {{"error", e.what()}});
-      return JsonError(500, "internal error");
-    }
+    return Mutate(head, body, caller);
   }
   if (IsProbePath(head.path)) {
     if (!get) {
@@ -255,6 +234,30 @@ HttpResponse TlsServer::Route(const RequestHead& head, std::string_view body, bo
     }
   }
   return JsonError(404, "not found");
+}
+
+HttpResponse TlsServer::Mutate(const RequestHead& head, std::string_view body,
+                               const Caller& caller) {
+  // Another replica's mark is taken only from a peer; from anyone else it is counted and the
+  // review is handled as if it came unmarked.
+  bool marked = !head.forwarded.empty();
+  if (marked && !caller.peer) metrics_.Inc(Counter::kForwardMarkIgnored);
+  bool forwarded = marked && caller.peer;
+  std::string scope = forwarded ? ScopeOfForwarded(head.forwarded) : ReservationScope(caller);
+  try {
+    if (review_route_) {
+      if (std::optional<HandlerAnswer> a =
+              review_route_(head.content_type, body, forwarded, scope)) {
+        return {a->status, a->content_type, std::move(a->body), {}, false};
+      }
+    }
+    HandlerAnswer a = handler_.Handle(head.content_type, body, 1, scope);
+    return {a.status, a.content_type, std::move(a.body), {}, false};
+  } catch (const std::exception& e) {  // the handler answers its own failures; this is a bug
+    metrics_.Inc(Counter::kHandlerPanics);
+    log_.Error("route failed", {{"error", e.what()}});
+    return JsonError(500, "internal error");
+  }
 }
 
 void TlsServer::BusyChanged(bool busy) {
@@ -332,6 +335,10 @@ void TlsServer::Stop() {
   uint64_t one = 1;
   [[maybe_unused]] ssize_t n = write(stop_fd_, &one, sizeof one);
   for (auto& loop : loops_) loop->Wake();
+}
+
+std::string ReservationScope(const Caller& caller) {
+  return caller.authenticated ? "" : "address " + caller.address;
 }
 
 void ReloadServingCertificate(TlsServer& server, Metrics& metrics, Logger& log) {

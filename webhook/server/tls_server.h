@@ -34,6 +34,7 @@
 #include "webhook/server/web_pages.h"
 #include "webhook/telemetry/log.h"
 #include "webhook/telemetry/metrics.h"
+#include "webhook/tls/caller_trust.h"
 
 namespace gpuadmit {
 
@@ -51,6 +52,10 @@ struct ServerOptions {
   // With client_ca_file: the name the client's certificate must hold (a DNS subjectAltName, or
   // its common name when it has none), e.g. "kube-apiserver". Empty: any name the CA signed.
   std::string client_name;
+  // --leader-elect: the CA of the replicas' certificate and the name it holds. A client that
+  // presents such a certificate is a peer: only a peer's Gpuadmit-Forwarded header is honoured.
+  std::string peer_ca_file;
+  std::string peer_name;
   // 120 s: the apiserver keeps idle connections to webhooks for 90 s; closing first would make
   // it retry on a dead connection.
   int idle_timeout_seconds = 120;
@@ -99,19 +104,25 @@ class TlsServer : private ConnectionHost {
   int64_t CertificateNotAfterUnix() const;  // the same in seconds since the epoch
 
   // A say on each POST /mutate before the handler: an answer to send instead (the leader's,
-  // forwarded), or nullopt to let the handler decide here. `forwarded`: the request came from
-  // another replica (Gpuadmit-Forwarded: 1). Set before Run.
+  // forwarded), or nullopt to let the handler decide here. `forwarded`: a peer replica
+  // forwarded the request (Gpuadmit-Forwarded, honoured from peers only). `scope`: the
+  // reservation scope of the review's caller (ReservationScope). Set before Run.
   using ReviewRoute = std::function<std::optional<HandlerAnswer>(
-      std::string_view content_type, std::string_view body, bool forwarded)>;
+      std::string_view content_type, std::string_view body, bool forwarded,
+      std::string_view scope)>;
   void SetReviewRoute(ReviewRoute route) { review_route_ = std::move(route); }
   // GET pages beside the probes (the status page). Set before Run.
   void SetPages(WebPages pages) { pages_ = std::move(pages); }
 
  private:
   TlsServer(AdmissionHandler& handler, Metrics& metrics, Logger& log);
-  HttpResponse Serve(const RequestHead& head, std::string_view body, bool over_capacity) override;
+  Caller Identify(SSL* ssl, int fd) override { return trust_->Identify(ssl, fd); }
+  HttpResponse Serve(const RequestHead& head, std::string_view body, bool over_capacity,
+                     const Caller& caller) override;
   void BusyChanged(bool busy) override;
-  HttpResponse Route(const RequestHead& head, std::string_view body, bool over_capacity);
+  HttpResponse Route(const RequestHead& head, std::string_view body, bool over_capacity,
+                     const Caller& caller);
+  HttpResponse Mutate(const RequestHead& head, std::string_view body, const Caller& caller);
   void Admit(int fd);
   void Accept();
 
@@ -121,6 +132,7 @@ class TlsServer : private ConnectionHost {
   Metrics& metrics_;
   Logger& log_;
   std::unique_ptr<ServingCertificate> certificate_;  // before ctx_: the context points here
+  std::unique_ptr<CallerTrust> trust_;               // likewise
   std::unique_ptr<SSL_CTX, void (*)(SSL_CTX*)> ctx_{nullptr, SSL_CTX_free};
   std::string cert_file_;
   std::string key_file_;
@@ -133,6 +145,11 @@ class TlsServer : private ConnectionHost {
   std::atomic<int> in_flight_{0};                // connections busy with a request
   std::atomic<int64_t> last_request_end_ns_{0};  // steady_clock, for Drain's settle period
 };
+
+// The scope whose reservations a review's decisions see and add to. Every caller the apiserver's
+// client certificate authenticated shares one, ""; any other caller has its own, "address X", so
+// reviews sent from elsewhere never hold devices a real pod's decision would count.
+std::string ReservationScope(const Caller& caller);
 
 // Loads the server's certificate files again and reports the outcome, as serve does when either
 // file changes: gpuadmit_certificate_reloads_total and an info line with the new notAfter, or

@@ -57,6 +57,9 @@ constexpr CounterInfo kCounters[] = {
      "not answer in time (--leader-elect)."},
     {Counter::kForwardLeaderFailed, "gpuadmit_forward_failures_total", R"(reason="leader_failed")",
      ""},
+    {Counter::kForwardMarkIgnored, "gpuadmit_forward_marks_ignored_total", "",
+     "Reviews that carried the replicas' Gpuadmit-Forwarded mark from a client without a peer "
+     "replica's certificate; handled as unmarked reviews of an unauthenticated caller."},
     {Counter::kQueueLiftsCapacity, "gpuadmit_queue_lifts_total", R"(reason="capacity")",
      "Capacity gates the leader lifted, by why: capacity freed (the pod is pinned where it was "
      "counted), its timeout, no node could ever hold it, or the policy no longer queues it."},

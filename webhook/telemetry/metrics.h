@@ -52,6 +52,7 @@ enum class Counter {
   kForwardedAnswered,      // --leader-elect: a review forwarded to the leader, its answer passed on
   kForwardNoLeader,        // degraded: no leader known; decided here
   kForwardLeaderFailed,    // degraded: the leader did not answer in time (or refused); decided here
+  kForwardMarkIgnored,     // a review marked as forwarded by a client that is not a peer replica
   // gpuadmit_queue_lifts_total{reason}: capacity gates the leader lifted (webhook/queue).
   kQueueLiftsCapacity,
   kQueueLiftsTimeout,

@@ -40,7 +40,7 @@ std::string PodReview(const std::string& uid, bool dry_run = false, json annotat
 }
 
 // The reservation key the answer's patch writes, or "".
-std::string ReservedKey(const std::string& body, const InventorySnapshot& s, SharedLedger& ledger) {
+std::string ReservedKey(const std::string& body, const InventorySnapshot& s, Reservations& ledger) {
   auto answer = Review(body, s, Policy{}, &ledger);
   EXPECT_TRUE(answer.ok());
   json response = json::parse(answer.value().body)["response"];
@@ -122,6 +122,63 @@ TEST(Reservations, AKeyWrittenByHandOrCopiedClaimsNothing) {
   EXPECT_EQ(ReservedKey(other.dump(), s, ledger), "");
   EXPECT_EQ(ReservedKey(PodReview("typed", false, {{kReservation, "made-up"}}), s, ledger), "");
   EXPECT_EQ(ledger.Reserved("gpu-medium", k2g, ""), 4);
+}
+
+TEST(ReservationScopes, AFloodFromAnotherScopeHoldsNothingTheAuthenticatedScopeCounts) {
+  InventorySnapshot s = LastFour();
+  testing::FakeClock clock;
+  SharedLedger ledger(clock, seconds(30));
+  SharedLedger::Scope forger = ledger.In("address 10.0.0.9");
+  int forged = 0;
+  for (int i = 0; i < 20; ++i) {
+    forged += !ReservedKey(PodReview("forged-" + std::to_string(i)), s, forger).empty();
+  }
+  EXPECT_EQ(forged, 4);  // the forger's own reservations bound it: 4 devices, then no more
+  EXPECT_EQ(ledger.Reserved("gpu-medium", k2g, ""), 0);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_FALSE(ReservedKey(PodReview("real-" + std::to_string(i)), s, ledger).empty()) << i;
+  }
+  EXPECT_EQ(ReservedKey(PodReview("real-late"), s, ledger), "");  // the real scope's own count
+  EXPECT_EQ(ledger.size(), 8u);
+  EXPECT_EQ(ledger.scopes(), 1u);
+  std::vector<Claim> totals = ledger.Totals();  // the gauges see every scope's
+  ASSERT_EQ(totals.size(), 1u);
+  EXPECT_EQ(totals[0].count, 8);
+}
+
+TEST(ReservationScopes, ArrivalReleasesInEveryScopeAndAnEmptyScopeIsDropped) {
+  InventorySnapshot s = LastFour();
+  testing::FakeClock clock;
+  SharedLedger ledger(clock, seconds(30));
+  SharedLedger::Scope a = ledger.In("address 10.0.0.1");
+  ASSERT_EQ(ReservedKey(PodReview("same-uid"), s, a), "same-uid");
+  ASSERT_EQ(ReservedKey(PodReview("same-uid"), s, ledger), "same-uid");  // no clash across scopes
+  EXPECT_EQ(a.Reserved("gpu-medium", k2g, ""), 1);
+  ledger.Release({"same-uid"});
+  EXPECT_EQ(ledger.size(), 0u);
+  EXPECT_EQ(ledger.Expire(), 0u);
+  EXPECT_EQ(ledger.scopes(), 0u);
+  ASSERT_EQ(ReservedKey(PodReview("later"), s, a), "later");
+  clock.Advance(seconds(31));
+  EXPECT_EQ(ledger.Expire(), 1u);
+  EXPECT_EQ(ledger.scopes(), 0u);
+}
+
+TEST(ReservationScopes, CallersBeyondTheCapShareOneScopeApartFromTheAuthenticated) {
+  InventorySnapshot s = LastFour();
+  testing::FakeClock clock;
+  SharedLedger ledger(clock, seconds(30));
+  for (size_t i = 0; i < kMaxReservationScopes; ++i) {
+    SharedLedger::Scope scope = ledger.In("address 10.1." + std::to_string(i));
+    ASSERT_TRUE(scope.Commit("k" + std::to_string(i), "default/p", {{"gpu-small", k1g, 1, 1}}));
+  }
+  EXPECT_EQ(ledger.scopes(), kMaxReservationScopes);
+  SharedLedger::Scope late = ledger.In("address 10.2.0.1");
+  SharedLedger::Scope later = ledger.In("address 10.2.0.2");
+  ASSERT_TRUE(late.Commit("late", "default/p", {{"gpu-medium", k2g, 4, 4}}));
+  EXPECT_EQ(later.Reserved("gpu-medium", k2g, ""), 4);  // both in the overflow scope
+  EXPECT_EQ(ledger.scopes(), kMaxReservationScopes + 1);
+  EXPECT_EQ(ledger.Reserved("gpu-medium", k2g, ""), 0);
 }
 
 }  // namespace

@@ -126,5 +126,18 @@ TEST(AppendResponseHead, WritesStatusTypeLengthAndCloseInOneHead) {
             "Content-Length: 7\r\nConnection: close\r\nRetry-After: 1\r\n\r\n");
 }
 
+TEST(ForwardedMark, CarriesTheCallersScopeBothWays) {
+  HeadParse p = ParseRequestHead(
+      "POST /mutate HTTP/1.1\r\nGpuadmit-Forwarded: address 10.0.0.5\r\n"
+      "Content-Length: 0\r\n\r\n");
+  ASSERT_EQ(p.state, HeadParse::kComplete);
+  EXPECT_EQ(p.head.forwarded, "address 10.0.0.5");
+  EXPECT_EQ(ScopeOfForwarded(p.head.forwarded), "address 10.0.0.5");
+  EXPECT_EQ(ForwardedMark(""), "authenticated");
+  EXPECT_EQ(ScopeOfForwarded(ForwardedMark("")), "");
+  EXPECT_EQ(ScopeOfForwarded("1"), "");  // an earlier version's mark
+  EXPECT_EQ(ParseRequestHead("GET / HTTP/1.1\r\n\r\n").head.forwarded, "");
+}
+
 }  // namespace
 }  // namespace gpuadmit
