@@ -7,11 +7,15 @@ H200 nodes (28 x 1g.10gb; 12 x 2g.20gb + 4 x 1g.10gb) and one node of 8 whole GP
     annotation, every pod bound by the real kube-scheduler and Running, none Pending;
   - a Pod asking 2g.20gb once none is free comes out asking 1g.10gb, annotated;
   - a Job's pod and a CronJob's Job's pod the same, and both Jobs complete;
-  - with the policy's annotationPrefix gpu-webhook.k8s.io, the same burst still ends 12 + 8.
+  - with the policy's annotationPrefix gpu-webhook.k8s.io, the same burst still ends 12 + 8;
+  - without client authentication, after a flood of 100 forged reviews from another address,
+    the same burst still ends 12 + 8, every pod bound, none queued.
 """
 
+import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -84,16 +88,21 @@ def scenario(plane, args):
     job_done(plane, api, "gpu-cron-now", "job-name=gpu-cron-now", "cronjob's job")
     print(plane.kubectl("get", "jobs"))
     custom_prefix(plane, api, examples)
+    forged_flood(plane, api, examples)
+
+
+def clear(plane, api):
+    for kind in ("deployment/gpu-test", "pod/mig-test", "job/gpu-job", "job/gpu-cron-now",
+                 "cronjob/gpu-cron"):
+        plane.kubectl("delete", kind, "--wait=false", "--ignore-not-found")
+    api.wait(lambda: not api.get(PODS)["items"], 60, "every pod gone")
 
 
 def custom_prefix(plane, api, examples):
     """The same burst with annotationPrefix gpu-webhook.k8s.io: the reservations are written and
     read under that prefix, so the burst still ends 12 + 8 (not more fallbacks because each
     pod's devices counted twice, bound and reserved, until the reservations' TTL)."""
-    for kind in ("deployment/gpu-test", "pod/mig-test", "job/gpu-job", "job/gpu-cron-now",
-                 "cronjob/gpu-cron"):
-        plane.kubectl("delete", kind, "--wait=false")
-    api.wait(lambda: not api.get(PODS)["items"], 60, "every pod gone")
+    clear(plane, api)
     plane.stop_process("gpuadmit")
     with open(os.path.join(plane.repo, "manifests/examples/policy.yaml")) as f:
         policy = f.read().replace("annotationPrefix: gpuadmit.io", "annotationPrefix: gpu-webhook.k8s.io")
@@ -120,6 +129,57 @@ def custom_prefix(plane, api, examples):
     check("... its reservations under gpu-webhook.k8s.io/reservation",
           all("gpu-webhook.k8s.io/reservation" in p["metadata"].get("annotations", {})
               for p in pods))
+
+
+def forged_flood(plane, api, examples):
+    """gpuadmit without client authentication, so that anyone reaching its port is served: a
+    flood of forged reviews from 127.0.0.2, each asking the 2g.20gb the burst needs, holds
+    devices in the forger's own reservation scope only, so the apiserver's burst from
+    127.0.0.1 still ends 12 + 8, with no pod waiting or Pending."""
+    import base64
+    import http.client
+    import ssl
+    clear(plane, api)
+    plane.stop_process("gpuadmit")
+    port = plane.start_gpuadmit(client_auth=False)[0]
+    plane.register_webhook(port)
+    with open(os.path.join(plane.repo, "tests/fixtures/gpu/kubectl-pod.json")) as f:
+        review = json.load(f)
+    context = ssl.create_default_context(cafile=os.path.join(plane.gpuadmit_certs, "ca.crt"))
+    context.check_hostname = False
+    conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=context,
+                                       source_address=("127.0.0.2", 0))
+    held = 0
+    for i in range(100):
+        review["request"]["uid"] = "f0000000-0000-4000-8000-%012d" % i
+        review["request"]["object"]["metadata"]["name"] = "forged-%d" % i
+        conn.request("POST", "/mutate", body=json.dumps(review),
+                     headers={"Content-Type": "application/json"})
+        answer = json.loads(conn.getresponse().read())["response"]
+        patch = base64.b64decode(answer.get("patch", "")).decode()
+        held += "gpuadmit.io/reservation" in patch and FALLBACK not in patch
+    conn.close()
+    check("forged flood: 100 reviews from 127.0.0.2 held %d 2g.20gb devices in their own scope"
+          % held, held == 12, "%d" % held)
+    started = time.monotonic()
+    plane.kubectl("apply", "-f", os.path.join(examples, "deployment-20.yaml"))
+
+    def settled():
+        pods = pods_of(api, "app=gpu-test")
+        return pods if len(pods) == 20 and all(p["spec"].get("nodeName") for p in pods) else None
+
+    try:
+        pods = api.wait(settled, WAIT_S, "20 pods bound")
+    except TimeoutError:
+        pods = pods_of(api, "app=gpu-test")
+    took = time.monotonic() - started
+    on2 = sum(1 for p in pods if asks(p) == [MIG2])
+    on1 = sum(1 for p in pods if asks(p) == [MIG1])
+    check("forged flood: the apiserver's burst still ends 12 + 8 (%d + %d), every pod bound, "
+          "none queued (%.1f s)" % (on2, on1, took),
+          on2 == 12 and on1 == 8 and len(pods) == 20 and all(p["spec"].get("nodeName")
+                                                               for p in pods) and
+          not any("gpuadmit.io/capacity" in str(p["spec"].get("schedulingGates")) for p in pods))
 
 
 def job_done(plane, api, name, selector, what):

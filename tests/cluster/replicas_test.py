@@ -45,6 +45,17 @@ def reserved(pod):
     return "gpuadmit.io/reservation" in pod["metadata"].get("annotations", {})
 
 
+def metric(plane, name, series):
+    """`series` on replica `name`'s /metrics (0 when absent)."""
+    import re
+    import urllib.request
+    url = "http://127.0.0.1:%d/metrics" % plane.gpuadmit_ports[name][1]
+    with urllib.request.urlopen(url, timeout=5) as r:
+        text = r.read().decode()
+    m = re.search(r"^%s (\S+)$" % re.escape(series), text, re.M)
+    return float(m.group(1)) if m else 0.0
+
+
 def holder(api):
     return api.get(LEASE).get("spec", {}).get("holderIdentity") or ""
 
@@ -54,9 +65,9 @@ def scenario(plane, args):
     ports = {}
     for i in range(REPLICAS):
         name = "gpuadmit-%d" % i
-        # No client certificate required: a follower forwards to the leader without one.
-        ports[name] = plane.start_gpuadmit(name, replicas=args.share_of or REPLICAS,
-                                           client_auth=False)[0]
+        # The apiserver's client certificate required; a follower forwarding to the leader
+        # presents its own serving certificate, which makes it a peer.
+        ports[name] = plane.start_gpuadmit(name, replicas=args.share_of or REPLICAS)[0]
     leader = api.wait(lambda: holder(api), 30, "a replica to hold the Lease")
     log("leader: %s" % leader)
     proxy = RoundRobinProxy(ports.values()).start()
@@ -82,6 +93,13 @@ def scenario(plane, args):
     spread = sum(1 for n in proxy.connections.values() if n)
     check("burst: the apiserver's connections reached more than one replica",
           spread > 1, str(proxy.connections))
+    forwarded = {n: metric(plane, n, 'gpuadmit_forwarded_reviews_total{outcome="answered"}')
+                 for n in ports}
+    failed = {n: metric(plane, n, 'gpuadmit_forward_failures_total{reason="leader_failed"}')
+              for n in ports}
+    check("burst: the followers' forwards, with their certificate, were answered by the leader "
+          "(none failed)", sum(forwarded.values()) > 0 and not any(failed.values()),
+          "forwarded %r, failed %r" % (forwarded, failed))
 
     # The leader killed after deciding 10 of 30 pods asking the 12 2g.20gb devices: 2 are left
     # for the 20 that the followers decide.
@@ -175,7 +193,7 @@ def rolling_restart(plane, api, proxy, ports):
         if name not in plane.processes:
             continue  # the leader killed above
         code = plane.stop_process(name)
-        port = plane.start_gpuadmit(name, replicas=REPLICAS, client_auth=False)[0]
+        port = plane.start_gpuadmit(name, replicas=REPLICAS)[0]
         ports[name] = port
         proxy.set_backends([ports[n] for n in sorted(ports) if n in plane.processes])
         restarted += 1
