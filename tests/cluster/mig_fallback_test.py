@@ -179,7 +179,8 @@ def forged_flood(plane, api, examples):
           "none queued (%.1f s)" % (on2, on1, took),
           on2 == 12 and on1 == 8 and len(pods) == 20 and all(p["spec"].get("nodeName")
                                                                for p in pods) and
-          not any("gpuadmit.io/capacity" in str(p["spec"].get("schedulingGates")) for p in pods))
+          not any("gpuadmit.io/capacity" in str(p["spec"].get("schedulingGates")) for p in pods),
+          "%d pods, %d bound" % (len(pods), sum(1 for p in pods if p["spec"].get("nodeName"))))
 
 
 def job_done(plane, api, name, selector, what):
