@@ -98,6 +98,21 @@ def clear(plane, api):
     api.wait(lambda: not api.get(PODS)["items"], 60, "every pod gone")
 
 
+def burst_bound(plane, api, examples):
+    """The 20-replica Deployment applied: its pods once all 20 are bound, else as they are after
+    WAIT_S."""
+    plane.kubectl("apply", "-f", os.path.join(examples, "deployment-20.yaml"))
+
+    def settled():
+        pods = pods_of(api, "app=gpu-test")
+        return pods if len(pods) == 20 and all(p["spec"].get("nodeName") for p in pods) else None
+
+    try:
+        return api.wait(settled, WAIT_S, "20 pods bound")
+    except TimeoutError:
+        return pods_of(api, "app=gpu-test")
+
+
 def custom_prefix(plane, api, examples):
     """The same burst with annotationPrefix gpu-webhook.k8s.io: the reservations are written and
     read under that prefix, so the burst still ends 12 + 8 (not more fallbacks because each
@@ -111,16 +126,7 @@ def custom_prefix(plane, api, examples):
         f.write(policy)
     port = plane.start_gpuadmit(policy=path)[0]
     plane.register_webhook(port)
-    plane.kubectl("apply", "-f", os.path.join(examples, "deployment-20.yaml"))
-
-    def settled():
-        pods = pods_of(api, "app=gpu-test")
-        return pods if len(pods) == 20 and all(p["spec"].get("nodeName") for p in pods) else None
-
-    try:
-        pods = api.wait(settled, WAIT_S, "20 pods bound")
-    except TimeoutError:
-        pods = pods_of(api, "app=gpu-test")
+    pods = burst_bound(plane, api, examples)
     fallbacks = [p for p in pods if p["metadata"].get("annotations", {}).get(
         "gpu-webhook.k8s.io/fallback") == "2g.20gb->1g.10gb"]
     check("annotationPrefix gpu-webhook.k8s.io: the burst ends 12 + 8 (%d fallbacks)"
@@ -162,16 +168,7 @@ def forged_flood(plane, api, examples):
     check("forged flood: 100 reviews from 127.0.0.2 held %d 2g.20gb devices in their own scope"
           % held, held == 12, "%d" % held)
     started = time.monotonic()
-    plane.kubectl("apply", "-f", os.path.join(examples, "deployment-20.yaml"))
-
-    def settled():
-        pods = pods_of(api, "app=gpu-test")
-        return pods if len(pods) == 20 and all(p["spec"].get("nodeName") for p in pods) else None
-
-    try:
-        pods = api.wait(settled, WAIT_S, "20 pods bound")
-    except TimeoutError:
-        pods = pods_of(api, "app=gpu-test")
+    pods = burst_bound(plane, api, examples)
     took = time.monotonic() - started
     on2 = sum(1 for p in pods if asks(p) == [MIG2])
     on1 = sum(1 for p in pods if asks(p) == [MIG1])
