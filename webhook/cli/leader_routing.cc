@@ -11,10 +11,8 @@ Result<std::unique_ptr<LeaderRouting>> LeaderRouting::Start(const LeaderRoutingS
                                                             AdmissionHandler& handler,
                                                             Metrics& metrics, Logger& log) {
   std::unique_ptr<LeaderRouting> self(new LeaderRouting(handler, metrics, log));
-  auto name = CertificateDnsName(settings.tls_cert);
-  if (!name.ok()) return Error{"--leader-elect: " + name.error().message};
   auto forwarder = ReviewForwarder::Create(
-      {settings.peer_ca, name.value(), settings.tls_cert, settings.tls_key});
+      {settings.peer_ca, settings.peer_name, settings.tls_cert, settings.tls_key});
   if (!forwarder.ok()) return Error{"--leader-elect: " + forwarder.error().message};
   self->forwarder_ = std::move(forwarder).value();
   auto client = KubeClient::Create(config);
@@ -33,7 +31,7 @@ Result<std::unique_ptr<LeaderRouting>> LeaderRouting::Start(const LeaderRoutingS
            {{"lease", settings.lease_namespace + "/" + settings.lease_name},
             {"identity", settings.identity},
             {"advertise", settings.advertise},
-            {"verify", name.value()}});
+            {"verify", settings.peer_name}});
   self->elector_->Start();
   return self;
 }

@@ -45,9 +45,11 @@ struct LeaderRoutingSettings {
   std::string identity;          // --id
   std::string advertise;         // --advertise HOST:PORT
   std::string peer_ca;           // --peer-ca: the CA of the replicas' serving certificate
-  std::string tls_cert;  // --tls-cert: its name is what the leader's certificate must hold, and
-                         // with --tls-key, what this replica presents to the leader
+  std::string tls_cert;  // --tls-cert and --tls-key: what this replica presents to the leader
   std::string tls_key;
+  // The replicas' name, the first DNS name of --tls-cert (CertificateDnsName): what the leader's
+  // certificate must hold. serve reads it once, for this and for the server's peer check.
+  std::string peer_name;
   LeaderElectionOptions timing;  // lease duration, renew deadline, retry period
   // --leader-elect-replicas: how many replicas run. Without a leader each decides on 1/replicas
   // of every node's free devices, so together they never promise a device twice.

@@ -151,6 +151,7 @@ class Serve {
   std::unique_ptr<ClusterFileSource> file_source_;  // --cluster
   KubeSource kube_source_;                          // the Kubernetes API
   std::unique_ptr<LeaderRouting> routing_;          // --leader-elect
+  std::string peer_name_;  // --leader-elect: the replicas' name, read from --tls-cert in Build
   std::unique_ptr<KubeClient> lifter_client_;
   std::unique_ptr<GateLifter> lifter_;
   std::unique_ptr<GpuMetricsPoller> gpu_metrics_;  // --prometheus or --dcgm-file
@@ -167,7 +168,7 @@ std::string Serve::Build() {
     auto name = CertificateDnsName(settings_.election.tls_cert);
     if (!name.ok()) return "--leader-elect: " + name.error().message;
     options.peer_ca_file = settings_.election.peer_ca;
-    options.peer_name = name.value();
+    options.peer_name = peer_name_ = name.value();
   }
   auto server = TlsServer::Create(options, handler_, metrics_, log_);
   if (!server.ok()) return server.error().message;
@@ -232,7 +233,9 @@ std::string Serve::BuildInventory() {
   if (!kube.ok()) return kube.error().message;
   kube_source_ = std::move(kube).value();
   if (f_.Has("leader-elect")) {
-    auto started = LeaderRouting::Start(settings_.election, *kube_config_, handler_, metrics_, log_);
+    LeaderRoutingSettings election = settings_.election;
+    election.peer_name = peer_name_;
+    auto started = LeaderRouting::Start(election, *kube_config_, handler_, metrics_, log_);
     if (!started.ok()) return started.error().message;
     routing_ = std::move(started).value();
     server_->SetReviewRoute(
