@@ -44,7 +44,8 @@ class SharedLedger final : public Reservations {
   SharedLedger(const Clock& clock, std::chrono::steady_clock::duration ttl)
       : clock_(clock), ttl_(ttl), ledger_(ttl) {}
 
-  // The reservations of one caller scope, as Reservations. Holds the ledger by reference.
+  // The reservations of one caller scope, as Reservations. Holds the ledger and the name by
+  // reference: a request's view, made where its caller's scope is in hand.
   class Scope final : public Reservations {
    public:
     int64_t Reserved(std::string_view node, std::string_view resource,
@@ -57,9 +58,9 @@ class SharedLedger final : public Reservations {
     friend class SharedLedger;
     Scope(SharedLedger& ledger, std::string_view name) : ledger_(ledger), name_(name) {}
     SharedLedger& ledger_;
-    std::string name_;
+    std::string_view name_;
   };
-  // The scope `name`; "" is this ledger itself.
+  // The scope `name` (which must outlive the view); "" is this ledger itself.
   Scope In(std::string_view name) { return Scope(*this, name); }
 
   int64_t Reserved(std::string_view node, std::string_view resource,

@@ -153,12 +153,12 @@ HeadParse ParseRequestHead(std::string_view buffer) {
   return p;
 }
 
-std::string ForwardedMark(std::string_view scope) {
-  return scope.empty() ? "authenticated" : std::string(scope);
+std::string_view ForwardedMark(std::string_view scope) {
+  return scope.empty() ? "authenticated" : scope;
 }
 
-std::string ScopeOfForwarded(std::string_view mark) {
-  return mark.starts_with("address ") ? std::string(mark) : "";
+std::string_view ScopeOfForwarded(std::string_view mark) {
+  return mark.starts_with("address ") ? mark : "";
 }
 
 std::string_view ReasonPhrase(int status) {

@@ -35,10 +35,11 @@ struct RequestHead {
 // from a peer replica (TlsServer). Its value carries the reservation scope of the review's caller
 // as the forwarding replica saw it: "authenticated" for the scope "", else the scope itself.
 inline constexpr std::string_view kForwardedHeader = "Gpuadmit-Forwarded";
-std::string ForwardedMark(std::string_view scope);
+// Views of `scope` or `mark`, or of a literal.
+std::string_view ForwardedMark(std::string_view scope);
 // The scope a mark carries: a mark other than "address ..." (a replica of an earlier version
 // sent "1") is the authenticated callers' scope, "".
-std::string ScopeOfForwarded(std::string_view mark);
+std::string_view ScopeOfForwarded(std::string_view mark);
 
 struct HeadParse {
   enum State { kIncomplete, kComplete, kBad };

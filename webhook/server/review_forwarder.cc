@@ -76,7 +76,7 @@ Result<std::string> ReviewForwarder::Forward(const std::string& address, std::st
   std::string error;
   auto client = Take(address, error);
   if (!client) return Error{error};
-  httplib::Headers headers = {{std::string(kForwardedHeader), ForwardedMark(scope)}};
+  httplib::Headers headers = {{std::string(kForwardedHeader), std::string(ForwardedMark(scope))}};
   httplib::Result res =
       client->Post("/mutate", headers, body.data(), body.size(), "application/json");
   if (!res) {

@@ -243,7 +243,7 @@ HttpResponse TlsServer::Mutate(const RequestHead& head, std::string_view body,
   bool marked = !head.forwarded.empty();
   if (marked && !caller.peer) metrics_.Inc(Counter::kForwardMarkIgnored);
   bool forwarded = marked && caller.peer;
-  std::string scope = forwarded ? ScopeOfForwarded(head.forwarded) : ReservationScope(caller);
+  std::string_view scope = forwarded ? ScopeOfForwarded(head.forwarded) : caller.scope;
   try {
     if (review_route_) {
       if (std::optional<HandlerAnswer> a =
@@ -335,10 +335,6 @@ void TlsServer::Stop() {
   uint64_t one = 1;
   [[maybe_unused]] ssize_t n = write(stop_fd_, &one, sizeof one);
   for (auto& loop : loops_) loop->Wake();
-}
-
-std::string ReservationScope(const Caller& caller) {
-  return caller.authenticated ? "" : "address " + caller.address;
 }
 
 void ReloadServingCertificate(TlsServer& server, Metrics& metrics, Logger& log) {

@@ -146,11 +146,6 @@ class TlsServer : private ConnectionHost {
   std::atomic<int64_t> last_request_end_ns_{0};  // steady_clock, for Drain's settle period
 };
 
-// The scope whose reservations a review's decisions see and add to. Every caller the apiserver's
-// client certificate authenticated shares one, ""; any other caller has its own, "address X", so
-// reviews sent from elsewhere never hold devices a real pod's decision would count.
-std::string ReservationScope(const Caller& caller);
-
 // Loads the server's certificate files again and reports the outcome, as serve does when either
 // file changes: gpuadmit_certificate_reloads_total and an info line with the new notAfter, or
 // gpuadmit_certificate_reload_failures_total and a warning saying why the current pair stays.

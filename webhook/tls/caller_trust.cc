@@ -138,7 +138,12 @@ Caller CallerTrust::Identify(SSL* ssl, int fd) const {
     who = Classify(leaf, sk_X509_value(chain, sk_X509_num(chain) - 1));
   }
   who.address = PeerAddress(fd);
+  who.scope = ReservationScope(who);
   return who;
+}
+
+std::string ReservationScope(const Caller& caller) {
+  return caller.authenticated ? "" : "address " + caller.address;
 }
 
 }  // namespace gpuadmit

@@ -31,7 +31,13 @@ struct Caller {
   std::string address;         // the client's IP address, as its socket shows it
   bool authenticated = false;  // its certificate is the apiserver's (client CA, client name)
   bool peer = false;           // its certificate is another replica's (peer CA, peer name)
+  std::string scope;           // its reservation scope, ReservationScope(*this), set by Identify
 };
+
+// The scope whose reservations a caller's decisions see and add to. Every caller the apiserver's
+// client certificate authenticated shares one, ""; any other caller has its own, "address X", so
+// reviews sent from elsewhere never hold devices a real pod's decision would count.
+std::string ReservationScope(const Caller& caller);
 
 struct CallerTrustOptions {
   std::string client_ca_file;  // empty: clients need no certificate
@@ -51,7 +57,8 @@ class CallerTrust {
   // Makes `ctx` ask for client certificates (require them, with a client CA) and verify them
   // against both bundles. `ctx` must not outlive this.
   bool Attach(SSL_CTX& ctx, std::string& error) const;
-  // The caller on a connection whose handshake is done.
+  // The caller on a connection whose handshake is done, its scope included: once a connection,
+  // not once a request.
   Caller Identify(SSL* ssl, int fd) const;
 
  private:

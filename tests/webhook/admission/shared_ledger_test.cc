@@ -169,7 +169,8 @@ TEST(ReservationScopes, CallersBeyondTheCapShareOneScopeApartFromTheAuthenticate
   testing::FakeClock clock;
   SharedLedger ledger(clock, seconds(30));
   for (size_t i = 0; i < kMaxReservationScopes; ++i) {
-    SharedLedger::Scope scope = ledger.In("address 10.1." + std::to_string(i));
+    std::string name = "address 10.1." + std::to_string(i);
+    SharedLedger::Scope scope = ledger.In(name);
     ASSERT_TRUE(scope.Commit("k" + std::to_string(i), "default/p", {{"gpu-small", k1g, 1, 1}}));
   }
   EXPECT_EQ(ledger.scopes(), kMaxReservationScopes);

@@ -122,9 +122,9 @@ TEST(TlsServerCallersCreate, AnUnreadablePeerCaIsAClearError) {
 }
 
 TEST(ReservationScopeOf, TheAuthenticatedShareOneScopeAndEveryOtherAddressHasItsOwn) {
-  EXPECT_EQ(ReservationScope({"10.0.0.1", true, false}), "");
-  EXPECT_EQ(ReservationScope({"10.0.0.1", false, false}), "address 10.0.0.1");
-  EXPECT_EQ(ReservationScope({"10.0.0.1", false, true}), "address 10.0.0.1");
+  EXPECT_EQ(ReservationScope({"10.0.0.1", true, false, {}}), "");
+  EXPECT_EQ(ReservationScope({"10.0.0.1", false, false, {}}), "address 10.0.0.1");
+  EXPECT_EQ(ReservationScope({"10.0.0.1", false, true, {}}), "address 10.0.0.1");
 }
 
 }  // namespace
