@@ -31,8 +31,6 @@
 
 namespace gpuadmit {
 
-// GPU Feature Discovery's label naming a node's GPU product ("NVIDIA-A100-SXM4-40GB").
-inline constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
 // The label a node's GPU type is often written under by hand (`kubectl label nodes n
 // accelerator=nvidia-tesla-a100`), read where the product label is absent.
 inline constexpr std::string_view kAcceleratorLabel = "accelerator";

@@ -130,7 +130,9 @@ PodRecord ReadPod(JsonView pod, std::string_view reservation_annotation) {
   p.need = std::move(requirements.effective);
   p.compute = requirements.compute;
   p.reservation = metadata.At({"annotations", reservation_annotation}).string();
-  if (!p.node.empty() || p.terminal || p.need.empty()) return p;
+  if (p.terminal || p.need.empty()) return p;
+  p.gpu_products = GpuProductsOf(spec);
+  if (!p.node.empty()) return p;
   auto queued = std::make_shared<QueuedFacts>();
   queued->created = metadata["creationTimestamp"].string();
   queued->preferred_node = PreferredHostname(spec);

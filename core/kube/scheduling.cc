@@ -111,6 +111,34 @@ SchedulingConstraints ReadSchedulingConstraints(JsonView pod_spec) {
   return c;
 }
 
+std::string GpuProductsOf(JsonView pod_spec) {
+  auto [node_selector, affinity] = pod_spec.Fields({"nodeSelector", "affinity"});
+  std::vector<std::string_view> products;
+  if (std::string_view selected = node_selector[kProductLabel].string(); !selected.empty()) {
+    products.push_back(selected);
+  } else {
+    JsonView terms = affinity.At(
+        {"nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"});
+    for (JsonView term : terms.Elements()) {
+      bool names_product = false;
+      for (JsonView e : term["matchExpressions"].Elements()) {
+        if (e["key"].string() != kProductLabel || e["operator"].string() != "In") continue;
+        names_product = true;
+        for (JsonView v : e["values"].Elements()) products.push_back(v.string());
+      }
+      if (!names_product) return {};
+    }
+  }
+  std::sort(products.begin(), products.end());
+  products.erase(std::unique(products.begin(), products.end()), products.end());
+  std::string joined;
+  for (std::string_view p : products) {
+    if (!joined.empty()) joined += ',';
+    joined += p;
+  }
+  return joined;
+}
+
 std::vector<WeightedTerm> ReadPreferredTerms(JsonView pod_spec) {
   std::vector<WeightedTerm> out;
   JsonView terms =

@@ -12,11 +12,15 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json/json_view.h"
 
 namespace gpuadmit {
+
+// GPU Feature Discovery's label naming a node's GPU product ("NVIDIA-A100-SXM4-40GB").
+inline constexpr std::string_view kProductLabel = "nvidia.com/gpu.product";
 
 struct Taint {
   std::string key;
@@ -62,6 +66,12 @@ struct WeightedTerm {
 struct NodeFacts;
 
 SchedulingConstraints ReadSchedulingConstraints(JsonView pod_spec);
+
+// The GPU products the pod may run on by its nodeSelector or required node affinity (the
+// kProductLabel values an In expression lists), sorted and comma-separated: "Tesla-T4,NVIDIA-A10"
+// becomes "NVIDIA-A10,Tesla-T4"; "" when it may run on any. Terms are ORed: one that does not
+// name the label allows any product.
+std::string GpuProductsOf(JsonView pod_spec);
 
 // The pod's preferredDuringSchedulingIgnoredDuringExecution terms, in order. Empty preferences
 // are left out: the API gives them an implicit weight of 0.

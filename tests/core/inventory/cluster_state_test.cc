@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -106,20 +107,27 @@ TEST(ClusterState, TheMixCountsGpuPodsByShapeBoundOrQueuedMostCommonFirst) {
     p.compute = {cpu, 0};
     return p;
   };
-  state.UpsertPod(pod("ns/a", "n1", 1, 1500));               // 1500m rounds up to 2048m
-  state.UpsertPod(pod("ns/b", "n1", 1, 2000));               // the same shape
+  state.UpsertPod(pod("ns/a", "n1", 1, 1500));
+  state.UpsertPod(pod("ns/b", "n1", 1, 1500));               // the same shape
   state.UpsertPod(pod("ns/c", "", 2, 100));                  // queued counts too
-  state.UpsertPod(pod("ns/d", "n1", 1, 900));                // 1024m: another shape
+  state.UpsertPod(pod("ns/d", "n1", 1, 1501));               // cpu is kept exact: another shape
+  PodRecord t4 = pod("ns/f", "n1", 1, 1500);
+  t4.gpu_products = "Tesla-T4";                              // a GPU type: another shape
+  state.UpsertPod(t4);
   state.UpsertPod(Pod("ns/e", "n1", 1, /*terminal=*/true));  // Succeeded: gone from the mix
   std::vector<WeightedShape> mix = state.Snapshot(1).mix();
-  ASSERT_EQ(mix.size(), 3u);
-  EXPECT_EQ(mix[0].shape, (PodShape{k2g, 1, 2048, 0}));
+  ASSERT_EQ(mix.size(), 4u);
+  EXPECT_EQ(mix[0].shape, (PodShape{k2g, 1, 1500, 0, ""}));
   EXPECT_EQ(mix[0].pods, 2);
   EXPECT_EQ(mix[1].pods, 1);
   EXPECT_EQ(mix[2].pods, 1);
+  EXPECT_EQ(mix[3].pods, 1);
+  EXPECT_TRUE(std::any_of(mix.begin(), mix.end(), [&](const WeightedShape& w) {
+    return w.shape == PodShape{k2g, 1, 1500, 0, "Tesla-T4"};
+  }));
   state.DeletePod("ns/a");
   state.DeletePod("ns/b");
-  EXPECT_EQ(state.Snapshot(2).mix().size(), 2u);
+  EXPECT_EQ(state.Snapshot(2).mix().size(), 3u);
 }
 
 // Everything a decision reads of a snapshot, as text, to compare two snapshots whole.
