@@ -29,6 +29,12 @@ std::optional<double> MeanMemoryUsedPercent(const NodeGpuMetrics* m) {
   return sum / n;
 }
 
+// A shape of the workload mix, its products split for the walk.
+struct MixShape {
+  const WeightedShape* weighted = nullptr;
+  std::vector<std::string_view> products;  // empty: any
+};
+
 class Ranker {
  public:
   Ranker(const PlanContext& context, const SchedulingConstraints& constraints,
@@ -50,7 +56,13 @@ class Ranker {
     if (policy_.strategy != PlacementStrategy::kFragmentation) return;
     for (const WeightedShape& w : context.snapshot.mix()) {
       if (w.shape.resource != primary_.resource) continue;
-      shapes_.push_back(&w);
+      MixShape& m = shapes_.emplace_back();
+      m.weighted = &w;
+      for (std::string_view rest = w.shape.products; !rest.empty();) {
+        size_t comma = rest.find(',');
+        m.products.push_back(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+      }
       mix_pods_ += w.pods;
     }
   }
@@ -58,7 +70,10 @@ class Ranker {
   NodeRanking Run(std::string_view earlier_hostname) {
     auto offering = context_.snapshot.NodesOffering(primary_.resource);
     result_.offering = offering.size();
-    if (!earlier_hostname.empty() && KeepEarlier(earlier_hostname)) return std::move(result_);
+    if (!earlier_hostname.empty() && KeepEarlier(earlier_hostname)) {
+      ExplainStranding();
+      return std::move(result_);
+    }
     switch (policy_.strategy) {
       case PlacementStrategy::kFirstFit:
         FirstFit(offering);
@@ -73,6 +88,7 @@ class Ranker {
         MostFreeFirst(offering);
         break;
     }
+    ExplainStranding();
     return std::move(result_);
   }
 
@@ -176,16 +192,61 @@ class Ranker {
   // that would not fit.
   double Fragmentation(const NodeInventory& node, int64_t free, const ComputeRequest& left) const {
     if (mix_pods_ == 0 || free <= 0) return 0;
-    const ComputeRequest& allocatable = node.facts->compute;
     int64_t stranded = 0;
-    for (const WeightedShape* w : shapes_) {
-      bool fits = w->shape.count <= free &&
-                  (allocatable.cpu_milli == 0 || w->shape.cpu_milli <= left.cpu_milli) &&
-                  (allocatable.memory_bytes == 0 || w->shape.memory_bytes <= left.memory_bytes);
-      if (!fits) stranded += w->pods;
+    for (const MixShape& m : shapes_) {
+      if (StrandedFor(m, node, free, left) != Stranding::kNone) stranded += m.weighted->pods;
     }
     return static_cast<double>(free) * static_cast<double>(stranded) /
            static_cast<double>(mix_pods_);
+  }
+
+  // Why a pod of shape `m` could not use `free` devices and `left` cpu and memory of `node`.
+  Stranding StrandedFor(const MixShape& m, const NodeInventory& node, int64_t free,
+                        const ComputeRequest& left) const {
+    const PodShape& shape = m.weighted->shape;
+    const ComputeRequest& allocatable = node.facts->compute;
+    if (!m.products.empty() &&
+        std::find(m.products.begin(), m.products.end(), node.Product()) == m.products.end()) {
+      return Stranding::kGpuType;
+    }
+    if (shape.count > free) return Stranding::kDevices;
+    if (allocatable.cpu_milli != 0 && shape.cpu_milli > left.cpu_milli) return Stranding::kCpu;
+    if (allocatable.memory_bytes != 0 && shape.memory_bytes > left.memory_bytes) {
+      return Stranding::kMemory;
+    }
+    return Stranding::kNone;
+  }
+
+  // For the fragmentation strategy, what the chosen node is left with, in words:
+  // "leaves 3 nvidia.com/gpu free that 12% of the mix could not use (cpu 8%, too few 4%)".
+  void ExplainStranding() {
+    if (policy_.strategy != PlacementStrategy::kFragmentation || !result_.chosen) return;
+    const NodeInventory& node = *result_.chosen->node;
+    const int64_t free = result_.chosen->free - primary_.count;
+    std::string& out = result_.stranding;
+    if (free <= 0) {
+      out = "leaves no " + primary_.resource + " free";
+      return;
+    }
+    ComputeRequest left = node.ComputeFree();
+    left.cpu_milli -= compute_.cpu_milli;
+    left.memory_bytes -= compute_.memory_bytes;
+    int64_t by[5] = {};
+    for (const MixShape& m : shapes_) {
+      by[static_cast<int>(StrandedFor(m, node, free, left))] += m.weighted->pods;
+    }
+    auto percent = [&](int64_t pods) {
+      return std::to_string(mix_pods_ == 0 ? 0 : (100 * pods + mix_pods_ / 2) / mix_pods_) + "%";
+    };
+    out = "leaves " + std::to_string(free) + " " + primary_.resource + " free that " +
+          percent(mix_pods_ - by[0]) + " of the workload mix could not use";
+    static constexpr std::string_view kWhy[] = {"", "GPU type", "too few", "cpu", "memory"};
+    std::string parts;
+    for (int i = 1; i < 5; ++i) {
+      if (by[i] == 0) continue;
+      parts += (parts.empty() ? "" : ", ") + std::string(kWhy[i]) + " " + percent(by[i]);
+    }
+    if (!parts.empty()) out += " (" + parts + ")";
   }
 
   // Whether `a` ranks above `b` (both fit).
@@ -330,7 +391,7 @@ class Ranker {
   DeviceFilter filter_;
   ScoreWeights weights_;
   int64_t devices_asked_;  // devices the filter and the score weigh per node
-  std::vector<const WeightedShape*> shapes_;  // the mix's shapes of the ranked resource
+  std::vector<MixShape> shapes_;  // the mix's shapes of the ranked resource
   int64_t mix_pods_ = 0;                      // the pods they count
   NodeRanking result_;
 };

@@ -25,8 +25,9 @@
 //              for the workload mix (FGD, Weng et al., USENIX ATC 2023, counted in devices): a
 //              node's fragmentation is the free devices of the ranked resource that a pod drawn
 //              from the mix (InventorySnapshot::mix(), the GPU pods present) could not use there,
-//              for too few devices, cpu or memory left; the choice is the node where placing
-//              the pod grows it least (or shrinks it most), then the least free (best-fit).
+//              for its GPU type, too few devices, cpu or memory left; the choice is the node
+//              where placing the pod grows it least (or shrinks it most), then the least free
+//              (best-fit). A pod without GPUs is ranked asking 0 of them.
 // Every strategy skips a node without the pod's cpu and memory left, as the scheduler would.
 // Cost: nodes come from the snapshot's per-resource index, most free first, and the walk stops
 // as soon as no later node can rank higher; at most kMaxWeighed nodes that could take the pod are
@@ -62,6 +63,9 @@ inline constexpr size_t kMaxFragmentationWeighed = 1024;
 // 16 lines: what a person reads in an --explain trail; the other nodes are counted.
 inline constexpr size_t kMaxExplainedNodes = 16;
 
+// Why a pod of the workload mix could not use a node's free devices.
+enum class Stranding { kNone, kGpuType, kDevices, kCpu, kMemory };
+
 // One resource the pod asks for; the first of a list is the one ranked by.
 struct NodeAsk {
   std::string resource;
@@ -92,6 +96,8 @@ struct NodeRanking {
   size_t examined = 0;                // nodes looked at
   size_t weighed = 0;                 // of those, nodes that could take the pod
   size_t offering = 0;                // nodes whose allocatable has the ranked resource
+  // fragmentation: what the chosen node is left with and why the mix could not use it
+  std::string stranding;
 };
 
 // Ranks the nodes for `asks` (non-empty; ranked by asks[0]) under `constraints`. A node named

@@ -230,7 +230,8 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
     d.tally.Mark(DecisionPoint::kPlacementNone);
     const std::string what = Joined({count, " ", primary.resource});
     // One warning per problem: an earlier stage that found nothing free has said so already.
-    if (d.warnings.empty()) {
+    // A pod without GPUs is the scheduler's to place.
+    if (d.warnings.empty() && primary.count > 0) {
       DeviceFilter filter = PlacementFilter(placement);
       std::string passing = filter.Active() ? " (placement filter: " + Describe(filter) + ")" : "";
       d.warnings.push_back("gpuadmit: " + pod.name + ": no node has " + what +
@@ -269,6 +270,7 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
   // The devices are counted on the node the pod is steered to, replacing what an earlier
   // stage counted elsewhere, so the reservation and the affinity agree.
   for (const NodeAsk& a : asks) {
+    if (a.count == 0) continue;  // a pod without GPUs: nothing to count on
     auto it = std::find_if(d.claims.begin(), d.claims.end(),
                            [&](const Claim& c) { return c.resource == a.resource; });
     CountOn(it != d.claims.end() ? *it : d.claims.emplace_back(), node, a.resource, a.count,
@@ -289,16 +291,54 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
     d.trail.push_back("Selected node '" + node.name() +
                       "': " + Describe(*ranking.chosen, primary.resource, placement.strategy));
     d.trail.push_back("  affinity " + line);
-    d.trail.push_back(Joined({"  counts on ", count, " ", primary.resource, " of ", node.name()}));
+    if (primary.count > 0) {
+      d.trail.push_back(Joined({"  counts on ", count, " ", primary.resource, " of ", node.name()}));
+    }
+    if (!ranking.stranding.empty()) d.trail.push_back("  " + ranking.stranding);
     d.trail.push_back("==========================");
     return;
   }
   // Every GPU pod pays for this line: its parts are gathered here and appended out of line.
   std::string& line = d.trail.emplace_back();
+  const bool gpus = primary.count > 0;
   AppendAll(line, {"placement (", StrategyName(placement.strategy), "): ", node.name(), " for ",
-                   count, " ", primary.resource, ranking.kept_earlier ? " (kept)" : "", ", ",
-                   Digits(ranking.weighed), " of ", Digits(ranking.offering), " nodes weighed; "});
+                   gpus ? std::string_view(count) : "a pod without GPUs", gpus ? " " : "",
+                   gpus ? std::string_view(primary.resource) : "",
+                   ranking.kept_earlier ? " (kept)" : "", ", ", Digits(ranking.weighed), " of ",
+                   Digits(ranking.offering), " nodes weighed; "});
   AppendAll(line, affinity);
+  if (!ranking.stranding.empty()) AppendAll(line, {"; ", ranking.stranding});
+}
+
+// A node offering no GPU resource that can take the pod: it strands no GPU there.
+const NodeInventory* NodeWithoutGpus(const PodRequest& pod, const PlanContext& context) {
+  for (const NodeInventory& node : context.snapshot.nodes()) {
+    bool offers_gpus = std::any_of(
+        node.facts->allocatable.begin(), node.facts->allocatable.end(),
+        [](const auto& entry) { return entry.second > 0 && IsManagedResource(entry.first); });
+    if (!offers_gpus && CanRunOn(pod.constraints, *node.facts) &&
+        node.FitsCompute(pod.needs.compute)) {
+      return &node;
+    }
+  }
+  return nullptr;
+}
+
+// A Pod asking for no GPU, with placement.podsWithoutGpus: ranked as a pod asking 0 whole GPUs,
+// so its cpu and memory go where they strand the least GPUs for the workload mix.
+void PlaceWithoutGpus(const PodRequest& pod, const PlanContext& context, const PlanState& state,
+                      Decision& d) {
+  if (!pod.is_pod || state.opted_out || !context.policy.placement.enabled ||
+      !pod.spec["nodeName"].string().empty() || pod.needs.compute == ComputeRequest{}) {
+    return;
+  }
+  if (const NodeInventory* node = NodeWithoutGpus(pod, context)) {
+    d.trail.push_back("placement: no GPU asked, and " + node->name() +
+                      ", which offers none, can take it: left to the scheduler");
+    return;
+  }
+  const std::vector<NodeAsk> asks = {{"nvidia.com/gpu", 0}};
+  SelectNode(pod, context, pod.constraints, asks, d);
 }
 
 }  // namespace
@@ -312,8 +352,11 @@ bool MountsShm(JsonView container) {
 void PlanPlacement(const PodRequest& pod, const PlanContext& context, PlanState& state,
                    Decision& d) {
   std::vector<NodeAsk> asks = AsksOf(state.effective());
-  if (asks.empty()) return;  // asks for no GPU: nothing of this stage applies
   const Policy& policy = context.policy;
+  if (asks.empty()) {
+    if (policy.placement.pods_without_gpus) PlaceWithoutGpus(pod, context, state, d);
+    return;  // asks for no GPU: nothing else of this stage applies
+  }
   AddWorkerDefaults(pod, policy.worker_defaults, d);
   if (state.opted_out) {
     d.trail.push_back("placement: optimize is off for this pod; worker defaults only");

@@ -161,6 +161,10 @@ struct PlacementPolicy {
   PlacementStrategy strategy = PlacementStrategy::kMostIdle;
   AffinityMode affinity = AffinityMode::kPreferred;
   int preferred_weight = 100;  // weight of the kubernetes.io/hostname preference
+  // Steer pods that ask for no GPU too, to the node where their cpu and memory strand the least
+  // of the GPUs the workload mix could use (a node without GPUs that can take one leaves it to
+  // the scheduler). Only pods the webhook is sent: the manifests' matchConditions send GPU pods.
+  bool pods_without_gpus = false;
   // An idle GPU: utilisation below this and memory used below that.
   double idle_max_utilization_percent = 30;
   double idle_max_memory_percent = 50;

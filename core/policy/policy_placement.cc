@@ -52,6 +52,8 @@ void ReadPlacement(const YAML::Node& node, const std::string& path, PolicyValida
                 {{"preferred", AffinityMode::kPreferred}, {"required", AffinityMode::kRequired}},
                 out.affinity);
           }},
+         {"podsWithoutGpus",
+          [&](const YAML::Node& n, const std::string& p) { v.Bool(n, p, out.pods_without_gpus); }},
          {"preferredWeight",
           [&](const YAML::Node& n, const std::string& p) {
             v.Int(n, p, kMinWeight, kMaxWeight, out.preferred_weight);

@@ -780,5 +780,123 @@ TEST(Placement, FragmentationWithoutAMixIsBestFit) {
   EXPECT_EQ(TermsOf(Place(pod, {s, policy}).preferred), HostPreference("gpu-b"));
 }
 
+// A bound pod `name` on `node` asking one GPU of a pod that may run only on `product`.
+void AddProductPod(json& cluster, const std::string& node, const std::string& name,
+                   const std::string& product) {
+  cluster["items"].push_back(
+      {{"apiVersion", "v1"},
+       {"kind", "Pod"},
+       {"metadata", {{"name", name}, {"namespace", "default"}}},
+       {"spec", GpuPodSpec(1, {{"nodeName", node},
+                               {"nodeSelector", {{"nvidia.com/gpu.product", product}}}})},
+       {"status", {{"phase", "Running"}}}});
+}
+
+std::string TrailOf(const Decision& d) {
+  std::string trail;
+  for (const std::string& line : d.trail) trail += line + "\n";
+  return trail;
+}
+
+TEST(Placement, FragmentationKeepsTheGpuTypeTheMixIsConstrainedTo) {
+  // The mix's pods may run only on T4s. A pod that may run anywhere strands nothing on either
+  // empty node by cpu or count, but on the A100 node its GPU is one the mix could never use:
+  // fragmentation puts it there and keeps the T4s, where best-fit takes the first by name.
+  json cluster = ListOf({GpuNode("gpu-a-t4", 4, "Tesla-T4"), GpuNode("gpu-b-a100", 4, "NVIDIA-A100"),
+                         GpuNode("gpu-c-t4", 2, "Tesla-T4")});
+  AddProductPod(cluster, "gpu-c-t4", "t4-only-1", "Tesla-T4");
+  AddProductPod(cluster, "gpu-c-t4", "t4-only-2", "Tesla-T4");
+  InventorySnapshot s = SnapshotOf(cluster);
+  ASSERT_EQ(s.mix().size(), 1u);
+  EXPECT_EQ(s.mix()[0].shape.products, "Tesla-T4");
+  json spec = GpuPodSpec(1);
+  PodRequest pod = PodRequest::From("default", "Pod default/any", spec, nullptr, true);
+  Policy policy;
+  policy.placement.strategy = PlacementStrategy::kBestFit;
+  EXPECT_EQ(TermsOf(Place(pod, {s, policy}).preferred), HostPreference("gpu-a-t4"));
+  policy.placement.strategy = PlacementStrategy::kFragmentation;
+  Decision d = Place(pod, {s, policy});
+  EXPECT_EQ(TermsOf(d.preferred), HostPreference("gpu-b-a100"));
+  // The trail says which resource the mix could not use.
+  EXPECT_NE(TrailOf(d).find("leaves 3 nvidia.com/gpu free that 100% of the workload mix could "
+                            "not use (GPU type 100%)"),
+            std::string::npos)
+      << TrailOf(d);
+}
+
+TEST(Placement, FragmentationNamesTheCpuThatStrandsGpus) {
+  // gpu-a has 2 of its 32 cpus left; the mix's pods ask 4. A 1-GPU pod asking 1 cpu on gpu-a
+  // leaves its other free GPU stranded for cpu; gpu-b keeps room for the mix.
+  json cluster = ListOf({GpuNode("gpu-a", 2), GpuNode("gpu-b", 4)});
+  AddCpuPod(cluster, "gpu-a", "cpu-hog", "30");
+  for (int i = 0; i < 2; ++i) {
+    json spec = GpuPodSpec(1, {{"nodeName", "gpu-b"}});
+    spec["containers"][0]["resources"]["requests"] = {{"cpu", "4"}};
+    cluster["items"].push_back({{"apiVersion", "v1"},
+                                {"kind", "Pod"},
+                                {"metadata", {{"name", "mix-" + std::to_string(i)}}},
+                                {"spec", spec},
+                                {"status", {{"phase", "Running"}}}});
+  }
+  InventorySnapshot s = SnapshotOf(cluster);
+  json spec = GpuPodSpec(1);
+  spec["containers"][0]["resources"]["requests"] = {{"cpu", "1"}};
+  PodRequest pod = PodRequest::From("default", "Pod default/small", spec, nullptr, true);
+  Policy policy;
+  policy.placement.strategy = PlacementStrategy::kFragmentation;
+  PlanContext context{s, policy};
+  context.explain = true;
+  Decision d = Place(pod, context);
+  // gpu-a's 2 free GPUs are stranded for cpu; the pod takes one of them, so 1 is stranded after
+  // (the score +1). gpu-b's 2 free strand nothing before or after (0). Best-fit ties them.
+  EXPECT_EQ(TermsOf(d.preferred), HostPreference("gpu-a"));
+  EXPECT_NE(TrailOf(d).find("leaves 1 nvidia.com/gpu free that 100% of the workload mix could not "
+                            "use (cpu 100%)"),
+            std::string::npos)
+      << TrailOf(d);
+}
+
+TEST(Placement, PodsWithoutGpusGoWhereTheyStrandNoGpu) {
+  // gpu-full has no GPU free, gpu-free both; the mix asks 1 GPU and 8 cpus. A pod asking 16 cpus
+  // and no GPU strands nothing on either now; the tie goes to the node with the fewest GPUs
+  // free, so gpu-free keeps its cpus for GPU pods.
+  json cluster = ListOf({GpuNode("gpu-free", 2), GpuNode("gpu-full", 2)});
+  for (int i = 0; i < 2; ++i) {
+    json spec = GpuPodSpec(1, {{"nodeName", "gpu-full"}});
+    spec["containers"][0]["resources"]["requests"] = {{"cpu", "8"}};
+    cluster["items"].push_back({{"apiVersion", "v1"},
+                                {"kind", "Pod"},
+                                {"metadata", {{"name", "mix-" + std::to_string(i)}}},
+                                {"spec", spec},
+                                {"status", {{"phase", "Running"}}}});
+  }
+  InventorySnapshot s = SnapshotOf(cluster);
+  json spec = {{"containers",
+                {{{"name", "web"}, {"resources", {{"requests", {{"cpu", "16"}}}}}}}}};
+  PodRequest pod = PodRequest::From("default", "Pod default/web", spec, nullptr, true);
+  Policy policy;
+  policy.placement.strategy = PlacementStrategy::kFragmentation;
+  Decision off = Place(pod, {s, policy});
+  EXPECT_TRUE(off.preferred.empty());
+  EXPECT_TRUE(off.trail.empty());
+  policy.placement.pods_without_gpus = true;
+  Decision d = Place(pod, {s, policy});
+  EXPECT_EQ(TermsOf(d.preferred), HostPreference("gpu-full"));
+  EXPECT_TRUE(d.claims.empty());  // no device counted
+  EXPECT_TRUE(d.warnings.empty());
+  EXPECT_NE(TrailOf(d).find("gpu-full for a pod without GPUs"), std::string::npos) << TrailOf(d);
+  // A node offering no GPU that can take it strands nothing: the scheduler's to choose.
+  json cpu_node = GpuNode("cpu-1", 0);
+  cpu_node["status"]["allocatable"].erase("nvidia.com/gpu");
+  cpu_node["status"]["capacity"].erase("nvidia.com/gpu");
+  cluster["items"].push_back(cpu_node);
+  InventorySnapshot with_cpu_node = SnapshotOf(cluster);
+  Decision left = Place(pod, {with_cpu_node, policy});
+  EXPECT_TRUE(left.preferred.empty());
+  EXPECT_NE(TrailOf(left).find("cpu-1, which offers none, can take it: left to the scheduler"),
+            std::string::npos)
+      << TrailOf(left);
+}
+
 }  // namespace
 }  // namespace gpuadmit

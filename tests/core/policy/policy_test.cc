@@ -278,6 +278,7 @@ placement:
   enabled: false
   strategy: score
   affinity: required
+  podsWithoutGpus: true
   preferredWeight: 50
   idle: {maxUtilization: 20.5, maxMemory: 40}
   score: {memoryWeight: 1, idleWeight: 0}
@@ -290,6 +291,7 @@ placement:
          p.placement.enabled = false;
          p.placement.strategy = PlacementStrategy::kScore;
          p.placement.affinity = AffinityMode::kRequired;
+         p.placement.pods_without_gpus = true;
          p.placement.preferred_weight = 50;
          p.placement.idle_max_utilization_percent = 20.5;
          p.placement.idle_max_memory_percent = 40;
