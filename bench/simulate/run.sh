@@ -18,6 +18,12 @@ Replays, each against the cluster without gpuadmit (the baseline) in the same ru
             says, SEEDS seeds, each placement strategy: unallocated GPUs at 100% arrived demand,
             median and range, and each strategy's ratio to the baseline; the curve of the first
             seed as SVG;
+  peer      the placement figures to hold against FGD's (the paper's simulator, run by hand as
+            docs/decision-quality.md says): the whole-GPU default pod list at PEER_SEEDS seeds
+            (42-51), then gpuspec33, multigpu20 and 30% time-sliced nodes at the first five of
+            them, each with the baseline, the shipped policy and
+            manifests/examples/policy-large-cluster.yaml (required pin; and its preferred
+            variant with every node scored): median and range, and ratios to the baseline;
   mig       a MIG-only stream (bench/simulate/scale_workload.py --mig-only) on 300 H100 nodes:
             placed pods against the offline oracle's;
   speed     CPU seconds of the whole Alibaba replay (130% of capacity, 1,213 nodes, baseline
@@ -29,7 +35,8 @@ Options:
   --gpuadmit PATH   gpuadmit binary (default build/gpuadmit)
   --trace DIR       the Alibaba trace (default ../shared/traces/alibaba-gpu-v2023 beside the repo)
   --seeds A-B       seeds of the Alibaba replay (default 0-9)
-  --only LIST       comma-separated parts to run (default burst,alibaba,mig,speed)
+  --peer-seeds A-B  seeds of the peer part (default 42-51)
+  --only LIST       comma-separated parts to run (default burst,alibaba,peer,mig,speed)
   --quick           seeds 0-2, 60 MIG nodes, 20,000 arrivals on 5,000 nodes
   --out DIR         results folder (default build/bench-simulate)
   -h, --help        this text
@@ -39,7 +46,8 @@ EOF
 GPUADMIT="$REPO_ROOT/build/gpuadmit"
 TRACE="$REPO_ROOT/../shared/traces/alibaba-gpu-v2023"
 SEEDS=0-9
-ONLY=burst,alibaba,mig,speed
+PEER_SEEDS=42-51
+ONLY=burst,alibaba,peer,mig,speed
 OUT="$REPO_ROOT/build/bench-simulate"
 MIG_NODES=300
 SCALE_PODS=100000
@@ -48,22 +56,25 @@ while (($#)); do
     --gpuadmit) GPUADMIT=$2; shift 2 ;;
     --trace) TRACE=$2; shift 2 ;;
     --seeds) SEEDS=$2; shift 2 ;;
+    --peer-seeds) PEER_SEEDS=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
-    --quick) SEEDS=0-2; MIG_NODES=60; SCALE_PODS=20000; shift ;;
+    --quick) SEEDS=0-2; PEER_SEEDS=42-43; MIG_NODES=60; SCALE_PODS=20000; shift ;;
     --out) OUT=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ -x "$GPUADMIT" ]] || { echo "run.sh: no gpuadmit binary at $GPUADMIT (make build)" >&2; exit 2; }
-[[ "$SEEDS" =~ ^[0-9]+(-[0-9]+)?$ ]] || { echo "run.sh: --seeds must be N or A-B" >&2; exit 2; }
+for seeds in "$SEEDS" "$PEER_SEEDS"; do
+  [[ "$seeds" =~ ^[0-9]+(-[0-9]+)?$ ]] || { echo "run.sh: seeds must be N or A-B" >&2; exit 2; }
+done
 for part in ${ONLY//,/ }; do
-  case "$part" in burst|alibaba|mig|speed) ;; *)
-    echo "run.sh: --only takes burst, alibaba, mig, speed; not $part" >&2; exit 2 ;;
+  case "$part" in burst|alibaba|peer|mig|speed) ;; *)
+    echo "run.sh: --only takes burst, alibaba, peer, mig, speed; not $part" >&2; exit 2 ;;
   esac
 done
 wants() { [[ ",$ONLY," == *",$1,"* ]]; }
-if wants alibaba || wants speed; then
+if wants alibaba || wants peer || wants speed; then
   [[ -f "$TRACE/openb_node_list_gpu_node.csv" ]] ||
     { echo "run.sh: no Alibaba trace in $TRACE (--trace DIR)" >&2; exit 2; }
 fi
@@ -95,6 +106,28 @@ if wants alibaba; then
     --seed "$SEEDS" --policy "$POLICY" --strategy most-idle --strategy best-fit \
     --strategy first-fit --strategy score --strategy fragmentation \
     --svg "$OUT/alibaba.svg" -o json > "$OUT/alibaba.json"
+fi
+
+if wants peer; then
+  echo "== peer: seeds $PEER_SEEDS, shipped and large-cluster policies" >&2
+  LARGE="$REPO_ROOT/manifests/examples/policy-large-cluster.yaml"
+  sed 's/^  affinity: required/  affinity: preferred/' "$LARGE" > "$OUT/policy-large-preferred.yaml"
+  first=${PEER_SEEDS%%-*}
+  five="$first-$((first + 4))"
+  # LIST SEEDS NAME [simulate options]: baseline, shipped and large-cluster, in one run; then
+  # the large-cluster policy's preferred variant with every node scored.
+  peer_run() {
+    local pods=$1 seeds=$2 name=$3; shift 3
+    "$GPUADMIT" simulate --trace alibaba-openb --nodes "$NODES_CSV" --pods "$TRACE/$pods" \
+      --seed "$seeds" --policy "$POLICY" --policy "$LARGE" "$@" -o json > "$OUT/peer-$name.json"
+    "$GPUADMIT" simulate --trace alibaba-openb --nodes "$NODES_CSV" --pods "$TRACE/$pods" \
+      --seed "$seeds" --policy "$OUT/policy-large-preferred.yaml" --nodes-to-score 100 "$@" \
+      -o json > "$OUT/peer-$name-scored.json"
+  }
+  peer_run openb_pod_list_default.csv "$PEER_SEEDS" default
+  peer_run openb_pod_list_gpuspec33.csv "$five" gpuspec33
+  peer_run openb_pod_list_multigpu20.csv "$five" multigpu20
+  peer_run openb_pod_list_default.csv "$five" time-sliced --shared-fraction 0.3
 fi
 
 if wants mig; then

@@ -404,6 +404,10 @@ def case_cli():
     g = A.gpuadmit
     p = subprocess.run([g, "check-policy", A.policy], capture_output=True, text=True, timeout=30)
     check("check-policy example: exit 0", p.returncode == 0, "rc %d %s" % (p.returncode, p.stderr))
+    large = os.path.join(A.src, "manifests/examples/policy-large-cluster.yaml")
+    p = subprocess.run([g, "check-policy", large], capture_output=True, text=True, timeout=30)
+    check("check-policy large-cluster example: exit 0", p.returncode == 0,
+          "rc %d %s" % (p.returncode, p.stderr))
     bad = os.path.join(A.tmp, "bad-policy.yaml")
     with open(bad, "w") as f:
         f.write("# a policy with a typo\nannotationPrefix: gpuadmit.io\nbogusKey: true\n")
