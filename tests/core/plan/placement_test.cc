@@ -792,6 +792,19 @@ void AddProductPod(json& cluster, const std::string& node, const std::string& na
        {"status", {{"phase", "Running"}}}});
 }
 
+// Two bound pods on `node`, each asking one GPU and `cpu`: the workload mix of a test.
+void AddMixPods(json& cluster, const std::string& node, const std::string& cpu) {
+  for (int i = 0; i < 2; ++i) {
+    json spec = GpuPodSpec(1, {{"nodeName", node}});
+    spec["containers"][0]["resources"]["requests"] = {{"cpu", cpu}};
+    cluster["items"].push_back({{"apiVersion", "v1"},
+                                {"kind", "Pod"},
+                                {"metadata", {{"name", "mix-" + std::to_string(i)}}},
+                                {"spec", spec},
+                                {"status", {{"phase", "Running"}}}});
+  }
+}
+
 std::string TrailOf(const Decision& d) {
   std::string trail;
   for (const std::string& line : d.trail) trail += line + "\n";
@@ -829,15 +842,7 @@ TEST(Placement, FragmentationNamesTheCpuThatStrandsGpus) {
   // leaves its other free GPU stranded for cpu; gpu-b keeps room for the mix.
   json cluster = ListOf({GpuNode("gpu-a", 2), GpuNode("gpu-b", 4)});
   AddCpuPod(cluster, "gpu-a", "cpu-hog", "30");
-  for (int i = 0; i < 2; ++i) {
-    json spec = GpuPodSpec(1, {{"nodeName", "gpu-b"}});
-    spec["containers"][0]["resources"]["requests"] = {{"cpu", "4"}};
-    cluster["items"].push_back({{"apiVersion", "v1"},
-                                {"kind", "Pod"},
-                                {"metadata", {{"name", "mix-" + std::to_string(i)}}},
-                                {"spec", spec},
-                                {"status", {{"phase", "Running"}}}});
-  }
+  AddMixPods(cluster, "gpu-b", "4");
   InventorySnapshot s = SnapshotOf(cluster);
   json spec = GpuPodSpec(1);
   spec["containers"][0]["resources"]["requests"] = {{"cpu", "1"}};
@@ -861,15 +866,7 @@ TEST(Placement, PodsWithoutGpusGoWhereTheyStrandNoGpu) {
   // and no GPU strands nothing on either now; the tie goes to the node with the fewest GPUs
   // free, so gpu-free keeps its cpus for GPU pods.
   json cluster = ListOf({GpuNode("gpu-free", 2), GpuNode("gpu-full", 2)});
-  for (int i = 0; i < 2; ++i) {
-    json spec = GpuPodSpec(1, {{"nodeName", "gpu-full"}});
-    spec["containers"][0]["resources"]["requests"] = {{"cpu", "8"}};
-    cluster["items"].push_back({{"apiVersion", "v1"},
-                                {"kind", "Pod"},
-                                {"metadata", {{"name", "mix-" + std::to_string(i)}}},
-                                {"spec", spec},
-                                {"status", {{"phase", "Running"}}}});
-  }
+  AddMixPods(cluster, "gpu-full", "8");
   InventorySnapshot s = SnapshotOf(cluster);
   json spec = {{"containers",
                 {{{"name", "web"}, {"resources", {{"requests", {{"cpu", "16"}}}}}}}}};
