@@ -5,7 +5,11 @@ shipped policy, side by side.
 
     bench/cluster/scheduler_agreement.py --gpuadmit build/gpuadmit
         [--trace DIR] [--node-stride 6] [--max-pods 2000] [--seed 42] [--only burst,alibaba]
-        [-o FILE.json]
+        [--policy FILE] [-o FILE.json]
+
+  --policy  the policy of the gpuadmit side (default manifests/examples/policy.yaml); one with
+            placement.podsWithoutGpus registers the webhook without its matchConditions, so
+            that the apiserver sends pods asking for no GPU too.
 
   burst    the 20-replica Deployment asking mig-2g.20gb on the two H200 nodes and the 8-GPU node
            (tests/cluster/nodes.json), each replica its own arrival;
@@ -31,6 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "../.."))
@@ -153,6 +159,12 @@ def decided(api, path):
                c.get("reason") == "Unschedulable" for c in pod["status"].get("conditions", []))
 
 
+def steers_pods_without_gpus(policy):
+    with open(policy) as f:
+        doc = yaml.safe_load(f) or {}
+    return bool((doc.get("placement") or {}).get("podsWithoutGpus"))
+
+
 def real_run(args, nodes_file, arrivals, with_gpuadmit, capacity):
     workdir = tempfile.mkdtemp(prefix="gpuadmit-agreement-")
     plane = ControlPlane(workdir, REPO, gpuadmit=os.path.abspath(args.gpuadmit), log=log)
@@ -162,8 +174,8 @@ def real_run(args, nodes_file, arrivals, with_gpuadmit, capacity):
         api = plane.api()
         plane.create_namespace("trace")
         if with_gpuadmit:
-            plane.start_gpuadmit(extra=["--log-level", "warn"])
-            plane.register_webhook()
+            plane.start_gpuadmit(extra=["--log-level", "warn"], policy=args.policy)
+            plane.register_webhook(match_conditions=not steers_pods_without_gpus(args.policy))
         started = time.monotonic()
         for i, pod in enumerate(arrivals):
             created = api.create(resource_path(pod), pod)
@@ -209,12 +221,11 @@ def compare(args, name, nodes, arrivals, out_dir):
         for i, pod in enumerate(arrivals):
             f.write(json.dumps({"at": float(i), "object": pod}) + "\n")
     capacity = capacity_of(nodes)
-    policy = os.path.join(REPO, "manifests/examples/policy.yaml")
     log("%s: %d nodes, %g GPUs, %d arrivals" % (name, len(nodes), capacity, len(arrivals)))
-    sim = simulated(args, nodes_file, stream_file, policy)
+    sim = simulated(args, nodes_file, stream_file, args.policy)
     rows = []
     for label, with_gpuadmit, sim_row in (("baseline", False, sim[0]),
-                                          ("policy.yaml", True, sim[1])):
+                                          (os.path.basename(args.policy), True, sim[1])):
         real = real_run(args, nodes_file, copy.deepcopy(arrivals), with_gpuadmit, capacity)
         gap = abs(real["placed"] - sim_row["placed"]) / len(arrivals)
         rows.append({"workload": name, "run": label, "arrivals": len(arrivals),
@@ -232,6 +243,7 @@ def main():
     parser.add_argument("--max-pods", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--only", default="burst,alibaba")
+    parser.add_argument("--policy", default=os.path.join(REPO, "manifests/examples/policy.yaml"))
     parser.add_argument("--out", default=os.path.join(REPO, "build/bench-cluster"))
     parser.add_argument("-o", "--output")
     args = parser.parse_args()

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "core/kube/mig_resource.h"
@@ -65,6 +66,46 @@ class Ranker {
       }
       mix_pods_ += w.pods;
     }
+    ComputePressure();
+  }
+
+  // For each GPU product, the share of its free devices that the mix's pods constrained to some
+  // products would want: a shape's expected demand (its share of the mix's devices, times the
+  // free devices of the whole cluster, which arriving pods will fill) spread over the products
+  // it allows by their free devices. A device of a product in demand that a pod takes is one a
+  // constrained pod will miss, so the fragmentation strategy counts it stranded, up to 1.
+  void ComputePressure() {
+    bool constrained = std::any_of(shapes_.begin(), shapes_.end(),
+                                   [](const MixShape& m) { return !m.products.empty(); });
+    if (!constrained) return;
+    std::map<std::string_view, int64_t> free;
+    int64_t total = 0;
+    for (const NodeInventory* n : context_.snapshot.NodesOffering(primary_.resource)) {
+      int64_t f = n->Free(primary_.resource);
+      free[n->Product()] += f;
+      total += f;
+    }
+    int64_t demand = 0;
+    for (const MixShape& m : shapes_) demand += m.weighted->pods * m.weighted->shape.count;
+    if (demand == 0 || total == 0) return;
+    for (const MixShape& m : shapes_) {
+      if (m.products.empty()) continue;
+      int64_t allowed = 0;
+      for (std::string_view p : m.products) allowed += free[p];
+      if (allowed == 0) continue;
+      double share = static_cast<double>(m.weighted->pods * m.weighted->shape.count) /
+                     static_cast<double>(demand);
+      for (std::string_view p : m.products) {
+        pressure_[p] += share * static_cast<double>(total) / static_cast<double>(allowed);
+      }
+    }
+    for (auto& [product, pressure] : pressure_) pressure = std::min(1.0, pressure);
+  }
+
+  // Pressure() of the node's product; 0 when no constrained pod wants it.
+  double Pressure(const NodeInventory& node) const {
+    auto it = pressure_.find(node.Product());
+    return it == pressure_.end() ? 0 : it->second;
   }
 
   NodeRanking Run(std::string_view earlier_hostname) {
@@ -178,6 +219,7 @@ class Ranker {
                            left.memory_bytes - compute_.memory_bytes};
       r.score =
           Fragmentation(node, r.free, left) - Fragmentation(node, r.free - primary_.count, after);
+      r.score -= static_cast<double>(primary_.count) * Pressure(node);
     }
     return r;
   }
@@ -247,6 +289,10 @@ class Ranker {
       parts += (parts.empty() ? "" : ", ") + std::string(kWhy[i]) + " " + percent(by[i]);
     }
     if (!parts.empty()) out += " (" + parts + ")";
+    if (double pressure = Pressure(node); pressure > 0) {
+      out += "; " + std::to_string(static_cast<int>(100 * pressure + 0.5)) + "% of its free " +
+             std::string(node.Product()) + " wanted by pods that may use only some GPU types";
+    }
   }
 
   // Whether `a` ranks above `b` (both fit).
@@ -392,6 +438,7 @@ class Ranker {
   ScoreWeights weights_;
   int64_t devices_asked_;  // devices the filter and the score weigh per node
   std::vector<MixShape> shapes_;  // the mix's shapes of the ranked resource
+  std::map<std::string_view, double> pressure_;  // product -> ComputePressure()
   int64_t mix_pods_ = 0;                      // the pods they count
   NodeRanking result_;
 };

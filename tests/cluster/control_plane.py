@@ -373,9 +373,10 @@ class ControlPlane:
         process = self.processes.pop(name)
         return process.stop()
 
-    def webhook_configuration(self, url):
+    def webhook_configuration(self, url, match_conditions=True):
         """manifests/' MutatingWebhookConfiguration with only clientConfig changed: `url`, and
-        the caBundle of the certificates gpuadmit serves."""
+        the caBundle of the certificates gpuadmit serves; without its matchConditions when
+        `match_conditions` is False (pods asking for no GPU are sent too)."""
         path = os.path.join(self.repo, "manifests/base/mutatingwebhookconfiguration.yaml")
         with open(path) as f:
             config = yaml.safe_load(f)
@@ -383,13 +384,16 @@ class ControlPlane:
             bundle = base64.b64encode(f.read()).decode()
         for hook in config["webhooks"]:
             hook["clientConfig"] = {"url": url, "caBundle": bundle}
+            if not match_conditions:
+                hook.pop("matchConditions", None)
         return config
 
-    def register_webhook(self, port=None):
+    def register_webhook(self, port=None, match_conditions=True):
         """Registers the webhook at https://127.0.0.1:PORT/mutate (gpuadmit's by default) and
         waits until the apiserver calls it: a dry-run GPU pod comes back placed."""
         port = port or self.gpuadmit_ports["gpuadmit"][0]
-        config = self.webhook_configuration("https://127.0.0.1:%d/mutate" % port)
+        config = self.webhook_configuration("https://127.0.0.1:%d/mutate" % port,
+                                            match_conditions)
         api = self.api()
         api.apply("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/gpuadmit",
                   config)

@@ -895,5 +895,45 @@ TEST(Placement, PodsWithoutGpusGoWhereTheyStrandNoGpu) {
       << TrailOf(left);
 }
 
+TEST(Placement, FragmentationLeavesTheGpusOfATypeInDemandToThePodsThatNeedThem) {
+  // Half the mix may run only on T4s, whose only free GPUs are gpu-a-t4's two, stranded for
+  // cpu (2 of its 32 left): by fragmentation alone a pod that may run anywhere goes there (2
+  // stranded -> 1). But T4-only pods will want more than those two GPUs (half of the cluster's
+  // 6 free), so each GPU a pod takes there is one a T4-only pod misses: the pod goes to the
+  // A100s, whose free GPUs no constrained pod wants.
+  json cluster = ListOf({GpuNode("gpu-a-t4", 2, "Tesla-T4"), GpuNode("gpu-b-a100", 4, "NVIDIA-A100"),
+                         GpuNode("gpu-c-t4", 2, "Tesla-T4"), GpuNode("gpu-d-a100", 2, "NVIDIA-A100")});
+  AddCpuPod(cluster, "gpu-a-t4", "cpu-hog", "30");
+  AddMixPods(cluster, "gpu-d-a100", "4");
+  for (int i = 0; i < 2; ++i) {
+    json spec = GpuPodSpec(1, {{"nodeName", "gpu-c-t4"},
+                               {"nodeSelector", {{"nvidia.com/gpu.product", "Tesla-T4"}}}});
+    spec["containers"][0]["resources"]["requests"] = {{"cpu", "4"}};
+    cluster["items"].push_back({{"apiVersion", "v1"},
+                                {"kind", "Pod"},
+                                {"metadata", {{"name", "t4-only-" + std::to_string(i)}}},
+                                {"spec", spec},
+                                {"status", {{"phase", "Running"}}}});
+  }
+  InventorySnapshot s = SnapshotOf(cluster);
+  json spec = GpuPodSpec(1);
+  spec["containers"][0]["resources"]["requests"] = {{"cpu", "1"}};
+  PodRequest pod = PodRequest::From("default", "Pod default/any", spec, nullptr, true);
+  Policy policy;
+  policy.placement.strategy = PlacementStrategy::kFragmentation;
+  Decision d = Place(pod, {s, policy});
+  EXPECT_EQ(TermsOf(d.preferred), HostPreference("gpu-b-a100")) << TrailOf(d);
+  // A T4-only pod itself has only the T4s: it takes gpu-a-t4, and the trail names the demand.
+  json t4_spec = GpuPodSpec(1, {{"nodeSelector", {{"nvidia.com/gpu.product", "Tesla-T4"}}}});
+  t4_spec["containers"][0]["resources"]["requests"] = {{"cpu", "1"}};
+  PodRequest t4 = PodRequest::From("default", "Pod default/t4", t4_spec, nullptr, true);
+  Decision t4_d = Place(t4, {s, policy});
+  EXPECT_EQ(TermsOf(t4_d.preferred), HostPreference("gpu-a-t4"));
+  EXPECT_NE(TrailOf(t4_d).find("100% of its free Tesla-T4 wanted by pods that may use only some "
+                               "GPU types"),
+            std::string::npos)
+      << TrailOf(t4_d);
+}
+
 }  // namespace
 }  // namespace gpuadmit
