@@ -44,11 +44,16 @@ bool IsGated(const PodRecord& pod) {
 void ClusterState::Count(const PodRecord& pod, int sign) {
   if (pod.terminal) return;
   if (tracking_ && !pod.node.empty()) changed_.insert(pod.node);
-  if (!pod.node.empty() && pod.compute != ComputeRequest{}) {
-    ComputeRequest& c = compute_used_[pod.node];
+  // cpu and memory count where the pod runs, or where a required affinity pins it while the
+  // scheduler has not bound it yet (unless it found it no room there): it can go nowhere else.
+  const bool stuck = pod.queued && pod.queued->unschedulable;
+  const std::string& at = pod.node.empty() && !stuck ? pod.wanted_node : pod.node;
+  if (!at.empty() && pod.compute != ComputeRequest{}) {
+    if (tracking_) changed_.insert(at);
+    ComputeRequest& c = compute_used_[at];
     c.cpu_milli += sign * pod.compute.cpu_milli;
     c.memory_bytes += sign * pod.compute.memory_bytes;
-    if (c == ComputeRequest{}) compute_used_.erase(pod.node);
+    if (c == ComputeRequest{}) compute_used_.erase(at);
   }
   if (pod.need.empty()) return;
   if (std::optional<PodShape> shape = ShapeOf(pod)) {

@@ -39,7 +39,10 @@ struct NodeInventory {
   std::shared_ptr<const NodeFacts> facts;  // shared between snapshots until the Node changes
   ResourceList used;                       // effective requests of non-terminal pods bound here
   ResourceList queued;          // the needs of unbound pods counted here (queued_demand.h)
-  ComputeRequest compute_used;  // cpu and memory requested by the non-terminal pods bound here
+  // cpu and memory requested by the non-terminal pods bound here, and by the unbound ones a
+  // required affinity pins here (PodRecord::wanted_node) that the scheduler has not found
+  // unschedulable
+  ComputeRequest compute_used;
 
   const std::string& name() const { return facts->name; }
   std::string_view Product() const { return facts->product; }

@@ -18,7 +18,10 @@ using ReservedByNode = std::unordered_map<std::string_view, ResourceList>;
 InventoryGauges ComputeInventoryGauges(const InventorySnapshot& snapshot,
                                        const std::vector<Claim>& reserved, bool per_node) {
   ReservedByNode reserved_by_node;
-  for (const Claim& c : reserved) reserved_by_node[c.node][c.resource] += c.count;
+  for (const Claim& c : reserved) {
+    // Devices only: a required pin also reserves cpu and memory, which are no GPU gauge.
+    if (IsManagedResource(c.resource)) reserved_by_node[c.node][c.resource] += c.count;
+  }
 
   // The profiles some unplaceable pod asks for, and whether any MIG pod waits at all.
   bool mig_waiting = false;

@@ -148,6 +148,19 @@ class Ranker {
     return free;
   }
 
+  // The node's cpu and memory left, net of what other admissions pinned there reserved: only a
+  // required pin reserves them (SelectNode), so only then are they looked up.
+  ComputeRequest ComputeLeft(const NodeInventory& node) const {
+    ComputeRequest left = node.ComputeFree();
+    if (context_.reservations == nullptr || policy_.affinity != AffinityMode::kRequired) {
+      return left;
+    }
+    left.cpu_milli -= context_.reservations->Reserved(node.name(), kCpuResource, context_.own_key);
+    left.memory_bytes -=
+        context_.reservations->Reserved(node.name(), kMemoryResource, context_.own_key);
+    return left;
+  }
+
   RankedNode Weigh(const NodeInventory& node) const {
     RankedNode r;
     r.node = &node;
@@ -169,9 +182,11 @@ class Ranker {
       }
       return r;
     }
-    if (!node.FitsCompute(compute_)) {
+    const ComputeRequest left = ComputeLeft(node);
+    const ComputeRequest& allocatable = node.facts->compute;
+    if ((allocatable.cpu_milli != 0 && compute_.cpu_milli > left.cpu_milli) ||
+        (allocatable.memory_bytes != 0 && compute_.memory_bytes > left.memory_bytes)) {
       if (context_.explain) {
-        ComputeRequest left = node.ComputeFree();
         r.why_not = "too little cpu or memory free (" + std::to_string(left.cpu_milli) + "m cpu, " +
                     std::to_string(left.memory_bytes >> 20) + "Mi memory)";
       }
@@ -214,7 +229,6 @@ class Ranker {
       r.memory_used_percent = MeanMemoryUsedPercent(m);
     }
     if (policy_.strategy == PlacementStrategy::kFragmentation) {
-      ComputeRequest left = node.ComputeFree();
       ComputeRequest after{left.cpu_milli - compute_.cpu_milli,
                            left.memory_bytes - compute_.memory_bytes};
       r.score =
@@ -270,7 +284,7 @@ class Ranker {
       out = "leaves no " + primary_.resource + " free";
       return;
     }
-    ComputeRequest left = node.ComputeFree();
+    ComputeRequest left = ComputeLeft(node);
     left.cpu_milli -= compute_.cpu_milli;
     left.memory_bytes -= compute_.memory_bytes;
     int64_t by[5] = {};

@@ -63,6 +63,10 @@ inline constexpr size_t kMaxFragmentationWeighed = 1024;
 // 16 lines: what a person reads in an --explain trail; the other nodes are counted.
 inline constexpr size_t kMaxExplainedNodes = 16;
 
+// The resources a required pin reserves besides devices: cpu in millicores, memory in bytes.
+inline constexpr std::string_view kCpuResource = "cpu";
+inline constexpr std::string_view kMemoryResource = "memory";
+
 // Why a pod of the workload mix could not use a node's free devices.
 enum class Stranding { kNone, kGpuType, kDevices, kCpu, kMemory };
 

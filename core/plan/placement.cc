@@ -276,6 +276,19 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
     CountOn(it != d.claims.end() ? *it : d.claims.emplace_back(), node, a.resource, a.count,
             context.policy);
   }
+  // A pinned pod can go nowhere else: its cpu and memory are reserved too, so that admissions
+  // before the watch shows it do not pin more there than the node can run.
+  if (required) {
+    const ComputeRequest compute = WithResourceDefaults(pod, d.resource_defaults);
+    const ComputeRequest free = node.ComputeFree();
+    if (compute.cpu_milli > 0 && node.facts->compute.cpu_milli != 0) {
+      d.claims.push_back({node.name(), std::string(kCpuResource), compute.cpu_milli, free.cpu_milli});
+    }
+    if (compute.memory_bytes > 0 && node.facts->compute.memory_bytes != 0) {
+      d.claims.push_back(
+          {node.name(), std::string(kMemoryResource), compute.memory_bytes, free.memory_bytes});
+    }
+  }
   // "kubernetes.io/hostname In [gpu-1], preferred, weight 100"
   const Digits weight(placement.preferred_weight);
   const std::initializer_list<std::string_view> affinity = {

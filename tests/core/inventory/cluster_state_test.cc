@@ -99,6 +99,38 @@ TEST(ClusterState, BoundPodsCountTheirCpuAndMemoryGpuOrNot) {
   EXPECT_EQ(state.Snapshot(2).FindNode("n1")->compute_used, (ComputeRequest{2000, 4LL << 30}));
 }
 
+TEST(ClusterState, APodPinnedToANodeHoldsItsCpuThereBeforeItIsBound) {
+  // A required pin leaves the pod nowhere else to go: until the scheduler binds it, its cpu and
+  // memory count on the node it names, GPU pod or not, unless the scheduler found no room.
+  ClusterState state("gpuadmit.io/reservation");
+  NodeFacts n = Node("n1", 4);
+  n.compute = {8000, 16LL << 30};
+  state.UpsertNode(n);
+  PodRecord pinned;
+  pinned.key = "ns/web";
+  pinned.wanted_node = "n1";
+  pinned.compute = {3000, 1LL << 30};
+  state.UpsertPod(pinned);
+  InventorySnapshot s = state.Snapshot(1);
+  EXPECT_EQ(s.FindNode("n1")->compute_used, (ComputeRequest{3000, 1LL << 30}));
+  // Bound there: counted once, as before.
+  PodRecord bound = pinned;
+  bound.node = "n1";
+  state.UpsertPod(bound);
+  state.Refresh(s, 2);
+  EXPECT_EQ(s.FindNode("n1")->compute_used, (ComputeRequest{3000, 1LL << 30}));
+  // Found unschedulable while pinned: it holds nothing.
+  PodRecord stuck = Pod("ns/stuck", "", 1);
+  stuck.wanted_node = "n1";
+  stuck.compute = {4000, 0};
+  auto facts = std::make_shared<QueuedFacts>();
+  facts->unschedulable = true;
+  stuck.queued = facts;
+  state.UpsertPod(stuck);
+  state.Refresh(s, 3);
+  EXPECT_EQ(s.FindNode("n1")->compute_used, (ComputeRequest{3000, 1LL << 30}));
+}
+
 TEST(ClusterState, TheMixCountsGpuPodsByShapeBoundOrQueuedMostCommonFirst) {
   ClusterState state("gpuadmit.io/reservation");
   state.UpsertNode(Node("n1", 8));

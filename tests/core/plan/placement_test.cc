@@ -324,6 +324,51 @@ TEST(Placement, RequiredAffinityPinsWithARequirementInsteadOfAPreference) {
   EXPECT_EQ(d.claims, (std::vector<Claim>{{"gpu-03", kGpu, 2, 8}}));
 }
 
+// Reservations a test holds by hand; single-threaded.
+class HeldReservations final : public Reservations {
+ public:
+  void Hold(Claim claim) { held_.push_back(std::move(claim)); }
+  int64_t Reserved(std::string_view node, std::string_view resource,
+                   std::string_view) const override {
+    int64_t n = 0;
+    for (const Claim& c : held_) n += c.node == node && c.resource == resource ? c.count : 0;
+    return n;
+  }
+  bool Holds(std::string_view, std::string_view) const override { return false; }
+  bool Commit(const std::string&, const std::string&, const std::vector<Claim>&) override {
+    return false;
+  }
+
+ private:
+  std::vector<Claim> held_;
+};
+
+TEST(Placement, ARequiredPinReservesTheCpuAndMemoryItCountsOn) {
+  // A pinned pod can run nowhere else, so its cpu and memory are claimed with its GPUs; a
+  // decision that sees another admission's claim on gpu-03's cpu ranks gpu-03 without it.
+  InventorySnapshot s = SnapshotOf(StrategyCluster());
+  json spec = GpuPodSpec(2);
+  spec["containers"][0]["resources"]["requests"] = {{"cpu", "20"}, {"memory", "1Gi"}};
+  PodRequest pod = PodRequest::From("default", "Pod default/p", spec, nullptr, true);
+  Policy policy;
+  policy.placement.affinity = AffinityMode::kRequired;
+  Decision d = Place(pod, {s, policy});
+  EXPECT_EQ(TermsOf({{0, d.required}}), HostPreference("gpu-03", 0));
+  const int64_t cpu_free = s.FindNode("gpu-03")->ComputeFree().cpu_milli;
+  const int64_t memory_free = s.FindNode("gpu-03")->ComputeFree().memory_bytes;
+  EXPECT_EQ(d.claims, (std::vector<Claim>{{"gpu-03", kGpu, 2, 8},
+                                          {"gpu-03", "cpu", 20000, cpu_free},
+                                          {"gpu-03", "memory", 1LL << 30, memory_free}}));
+  HeldReservations held;
+  held.Hold({"gpu-03", "cpu", 20000, cpu_free});
+  PlanContext context{s, policy, nullptr, &held};
+  Decision next = Place(pod, context);
+  EXPECT_EQ(TermsOf({{0, next.required}}), HostPreference("gpu-04", 0));
+  // A preferred choice reserves devices only.
+  policy.placement.affinity = AffinityMode::kPreferred;
+  EXPECT_EQ(Place(pod, {s, policy}).claims, (std::vector<Claim>{{"gpu-03", kGpu, 2, 8}}));
+}
+
 TEST(Placement, ThePreferenceWeightComesFromThePolicy) {
   InventorySnapshot s = SnapshotOf(StrategyCluster());
   json spec = GpuPodSpec(2);

@@ -120,5 +120,38 @@ TEST(Replay, RefusesAClusterThatIsNoListAndAPodWithoutAName) {
   EXPECT_EQ(r.error().message, "arrival 0: the pod has no metadata.name");
 }
 
+TEST(Replay, RequiredPinsInACpuBoundBurstPlaceAsManyAsTheScheduler) {
+  // Four 8-GPU nodes with 32 cpus, and 20 pods of one GPU and 12 cpus within 100 ms: cpu runs
+  // two pods a node. The large-cluster policy pins each pod to its node, so reviews that come
+  // before the watch shows the earlier pods must not pin three to one node: the pin reserves
+  // the pod's cpu, and a pinned pod's cpu counts on its node until it is bound.
+  json nodes = json::array();
+  for (int i = 0; i < 4; ++i) {
+    json node = testing::GpuNode("gpu-" + std::to_string(i), 8, "NVIDIA-H100-80GB-HBM3");
+    node["status"]["allocatable"]["cpu"] = "32";
+    nodes.push_back(node);
+  }
+  std::vector<Arrival> arrivals;
+  for (int i = 0; i < 20; ++i) {
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", "p-" + std::to_string(i)}, {"namespace", "default"}}},
+                {"spec",
+                 {{"containers",
+                   {{{"name", "main"},
+                     {"image", "cuda"},
+                     {"resources",
+                      {{"requests", {{"cpu", "12"}}}, {"limits", {{"nvidia.com/gpu", "1"}}}}}}}}}}};
+    arrivals.push_back({i * 0.005, std::nullopt, pod});
+  }
+  auto policy = ParsePolicy(testing::ReadSourceFile("manifests/examples/policy-large-cluster.yaml"));
+  ASSERT_TRUE(policy.ok());
+  auto with = Replay(testing::ListOf(nodes), arrivals, &policy.value(), {});
+  auto without = Replay(testing::ListOf(nodes), arrivals, nullptr, {});
+  ASSERT_TRUE(with.ok() && without.ok());
+  EXPECT_EQ(without.value().placed, 8);
+  EXPECT_EQ(with.value().placed, 8);
+}
+
 }  // namespace
 }  // namespace gpuadmit
