@@ -108,9 +108,10 @@ def peer(out):
                 fgd = "  " + ", ".join("seed %d %.2f%% (FGD %.2f%%)" % (s, 100 * per_seed[s],
                                                                       100 * f)
                                        for s, f in FGD.items() if s in per_seed)
-            print("    %-50s %6.2f%% %6.2f%% - %5.2f%% %5.2fx%s" %
+            placed = statistics.median(r["placed_pods"] for r in rs)
+            print("    %-50s %6.2f%% %6.2f%% - %5.2f%% %5.2fx  placed %5.0f%s" %
                   (name, 100 * statistics.median(u), 100 * min(u), 100 * max(u),
-                   statistics.median(u) / base if base else float("nan"), fgd))
+                   statistics.median(u) / base if base else float("nan"), placed, fgd))
     print()
 
 
@@ -137,6 +138,9 @@ def speed(out):
           % data["alibaba_cpu_seconds"])
     print("  %d arrivals on 5,000 nodes, baseline + default policy: %.1f s (target <= 60 s "
           "for 100,000)" % (data["scale_arrivals"], data["scale_cpu_seconds"]))
+    if "scale_large_cpu_seconds" in data:
+        print("  the same, baseline + policy-large-cluster.yaml: %.1f s"
+              % data["scale_large_cpu_seconds"])
 
 
 def main():
