@@ -248,23 +248,38 @@ class Ranker {
   // that would not fit.
   double Fragmentation(const NodeInventory& node, int64_t free, const ComputeRequest& left) const {
     if (mix_pods_ == 0 || free <= 0) return 0;
+    const std::vector<bool>& may_use = MayUse(node);
     int64_t stranded = 0;
-    for (const MixShape& m : shapes_) {
-      if (StrandedFor(m, node, free, left) != Stranding::kNone) stranded += m.weighted->pods;
+    for (size_t i = 0; i < shapes_.size(); ++i) {
+      if (StrandedFor(shapes_[i], may_use[i], node, free, left) != Stranding::kNone) {
+        stranded += shapes_[i].weighted->pods;
+      }
     }
     return static_cast<double>(free) * static_cast<double>(stranded) /
            static_cast<double>(mix_pods_);
   }
 
-  // Why a pod of shape `m` could not use `free` devices and `left` cpu and memory of `node`.
-  Stranding StrandedFor(const MixShape& m, const NodeInventory& node, int64_t free,
+  // Which shapes of shapes_ may use the GPU product of `node`, worked out once a product: a
+  // node is weighed against every shape twice, and most clusters have a handful of products.
+  const std::vector<bool>& MayUse(const NodeInventory& node) const {
+    auto [it, added] = may_use_.try_emplace(node.Product());
+    if (added) {
+      it->second.reserve(shapes_.size());
+      for (const MixShape& m : shapes_) {
+        it->second.push_back(m.products.empty() || std::find(m.products.begin(), m.products.end(),
+                                                             node.Product()) != m.products.end());
+      }
+    }
+    return it->second;
+  }
+
+  // Why a pod of shape `m` (which may use the node's product or not) could not use `free`
+  // devices and `left` cpu and memory of `node`.
+  Stranding StrandedFor(const MixShape& m, bool may_use, const NodeInventory& node, int64_t free,
                         const ComputeRequest& left) const {
     const PodShape& shape = m.weighted->shape;
     const ComputeRequest& allocatable = node.facts->compute;
-    if (!m.products.empty() &&
-        std::find(m.products.begin(), m.products.end(), node.Product()) == m.products.end()) {
-      return Stranding::kGpuType;
-    }
+    if (!may_use) return Stranding::kGpuType;
     if (shape.count > free) return Stranding::kDevices;
     if (allocatable.cpu_milli != 0 && shape.cpu_milli > left.cpu_milli) return Stranding::kCpu;
     if (allocatable.memory_bytes != 0 && shape.memory_bytes > left.memory_bytes) {
@@ -288,8 +303,10 @@ class Ranker {
     left.cpu_milli -= compute_.cpu_milli;
     left.memory_bytes -= compute_.memory_bytes;
     int64_t by[5] = {};
-    for (const MixShape& m : shapes_) {
-      by[static_cast<int>(StrandedFor(m, node, free, left))] += m.weighted->pods;
+    const std::vector<bool>& may_use = MayUse(node);
+    for (size_t i = 0; i < shapes_.size(); ++i) {
+      by[static_cast<int>(StrandedFor(shapes_[i], may_use[i], node, free, left))] +=
+          shapes_[i].weighted->pods;
     }
     auto percent = [&](int64_t pods) {
       return std::to_string(mix_pods_ == 0 ? 0 : (100 * pods + mix_pods_ / 2) / mix_pods_) + "%";
@@ -453,6 +470,7 @@ class Ranker {
   int64_t devices_asked_;  // devices the filter and the score weigh per node
   std::vector<MixShape> shapes_;  // the mix's shapes of the ranked resource
   std::map<std::string_view, double> pressure_;  // product -> ComputePressure()
+  mutable std::map<std::string_view, std::vector<bool>> may_use_;  // product -> MayUse()
   int64_t mix_pods_ = 0;                      // the pods they count
   NodeRanking result_;
 };
