@@ -6,7 +6,8 @@
   - every custom workload the policy declares is sent whatever it holds (its kind is outside the
     condition's list of core kinds) and has a rule;
   - the policy does not fill GPU counts into pods that ask none (requirements.gpuCount off or
-    warn), which the condition could not see;
+    warn), which the condition could not see, nor place them (placement.podsWithoutGpus), which
+    the condition would keep from it;
   - every resource the catalog names starts with nvidia.com/, the prefix the condition reads.
 
     match_conditions_test.py --source-dir DIR
@@ -52,6 +53,8 @@ def main():
     count = policy.get("requirements", {}).get("gpuCount", "warn")
     check("requirements.gpuCount %s fills no GPU count into a pod that asks none" % count,
           count in ("off", "warn"))
+    check("placement.podsWithoutGpus is off: the condition sends no pod without GPUs",
+          not policy.get("placement", {}).get("podsWithoutGpus", False))
     check("pod specs are read for nvidia.com/ resources in limits and requests, and claims",
           expression.count("startsWith('nvidia.com/')") == 4 and "resourceClaims" in expression)
     return summary()
