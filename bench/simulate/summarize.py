@@ -5,7 +5,8 @@ Usage: summarize.py OUT [--policy manifests/examples/policy.yaml]
 Parts whose files are missing are left out. Targets are those of the issue "Decisions measured,
 not asserted": the default policy leaves at most 0.7x the baseline's unallocated GPUs at full
 demand; MIG-only streams place at least 0.95 of the oracle's pods; the Alibaba replay in 10 s
-and 100,000 arrivals on 5,000 nodes in 60 s.
+and 100,000 arrivals on 5,000 nodes in 60 s. The peer part is held against FGD's figures on the
+same whole-GPU work (FGD below) and 0.5x the baseline on the other pod lists.
 """
 import argparse
 import json
