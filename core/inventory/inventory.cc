@@ -19,9 +19,7 @@ ComputeRequest NodeInventory::ComputeFree() const {
 }
 
 bool NodeInventory::FitsCompute(const ComputeRequest& ask) const {
-  ComputeRequest free = ComputeFree();
-  return (facts->compute.cpu_milli == 0 || ask.cpu_milli <= free.cpu_milli) &&
-         (facts->compute.memory_bytes == 0 || ask.memory_bytes <= free.memory_bytes);
+  return FitsIn(ask, ComputeFree(), facts->compute);
 }
 
 std::optional<size_t> IndexOfNode(std::span<const NodeInventory> nodes, std::string_view name) {

@@ -29,7 +29,7 @@ struct PodShape {
   int64_t count = 0;
   int64_t cpu_milli = 0;
   int64_t memory_bytes = 0;
-  std::string products;  // PodRecord::gpu_products: "" for any
+  std::vector<std::string> products;  // PodRecord::gpu_products, sorted; empty: any
   auto operator<=>(const PodShape&) const = default;
 };
 

@@ -78,7 +78,7 @@ struct PodRecord {
   bool terminal = false;    // Succeeded or Failed: holds nothing
   ResourceList need;        // effective managed requests
   ComputeRequest compute;   // effective cpu and memory requests
-  std::string gpu_products;  // with a need: GpuProductsOf(spec), the products it may use
+  std::vector<std::string> gpu_products;  // with a need: GpuProductsOf(spec); empty: any
   std::string reservation;  // the reservation key gpuadmit's patch wrote, if any
   std::shared_ptr<const QueuedFacts> queued;  // queued pods only; immutable, shared by copies
 };

@@ -179,6 +179,17 @@ JsonView ContainerObject(JsonView pod_spec, const ContainerNeeds& c) {
 
 bool IsManagedResource(std::string_view resource) { return resource.starts_with("nvidia.com/"); }
 
+bool HasManagedResource(const ResourceList& list) {
+  return std::any_of(list.begin(), list.end(), [](const auto& entry) {
+    return entry.second > 0 && IsManagedResource(entry.first);
+  });
+}
+
+bool FitsIn(const ComputeRequest& ask, const ComputeRequest& left, const ComputeRequest& stated) {
+  return (stated.cpu_milli == 0 || ask.cpu_milli <= left.cpu_milli) &&
+         (stated.memory_bytes == 0 || ask.memory_bytes <= left.memory_bytes);
+}
+
 PodRequirements ReadPodRequirements(JsonView pod_spec, std::string_view gpu_container) {
   PodRequirements out;
   if (!pod_spec.is_object()) return out;

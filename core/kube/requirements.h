@@ -21,6 +21,9 @@ namespace gpuadmit {
 // True for the extended resources gpuadmit counts and rewrites: the `nvidia.com/` ones.
 bool IsManagedResource(std::string_view resource);
 
+// True when `list` holds some managed resource with a positive count.
+bool HasManagedResource(const ResourceList& list);
+
 enum class ContainerRole { kInit, kSidecar, kApp };
 
 // cpu and memory: what the scheduler's NodeResourcesFit checks besides extended resources, and
@@ -30,6 +33,10 @@ struct ComputeRequest {
   int64_t memory_bytes = 0;
   bool operator==(const ComputeRequest&) const = default;
 };
+
+// Whether `ask` fits in `left`, as NodeResourcesFit checks it: cpu or memory a node states none
+// of (`stated` 0) is not checked.
+bool FitsIn(const ComputeRequest& ask, const ComputeRequest& left, const ComputeRequest& stated);
 
 struct ContainerNeeds {
   std::string name;

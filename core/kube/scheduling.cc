@@ -111,7 +111,7 @@ SchedulingConstraints ReadSchedulingConstraints(JsonView pod_spec) {
   return c;
 }
 
-std::string GpuProductsOf(JsonView pod_spec) {
+std::vector<std::string> GpuProductsOf(JsonView pod_spec) {
   auto [node_selector, affinity] = pod_spec.Fields({"nodeSelector", "affinity"});
   std::vector<std::string_view> products;
   if (std::string_view selected = node_selector[kProductLabel].string(); !selected.empty()) {
@@ -131,12 +131,7 @@ std::string GpuProductsOf(JsonView pod_spec) {
   }
   std::sort(products.begin(), products.end());
   products.erase(std::unique(products.begin(), products.end()), products.end());
-  std::string joined;
-  for (std::string_view p : products) {
-    if (!joined.empty()) joined += ',';
-    joined += p;
-  }
-  return joined;
+  return {products.begin(), products.end()};
 }
 
 std::vector<WeightedTerm> ReadPreferredTerms(JsonView pod_spec) {

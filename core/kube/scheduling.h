@@ -68,10 +68,9 @@ struct NodeFacts;
 SchedulingConstraints ReadSchedulingConstraints(JsonView pod_spec);
 
 // The GPU products the pod may run on by its nodeSelector or required node affinity (the
-// kProductLabel values an In expression lists), sorted and comma-separated: "Tesla-T4,NVIDIA-A10"
-// becomes "NVIDIA-A10,Tesla-T4"; "" when it may run on any. Terms are ORed: one that does not
-// name the label allows any product.
-std::string GpuProductsOf(JsonView pod_spec);
+// kProductLabel values an In expression lists), sorted and without repeats; empty when it may
+// run on any. Terms are ORed: one that does not name the label allows any product.
+std::vector<std::string> GpuProductsOf(JsonView pod_spec);
 
 // The pod's preferredDuringSchedulingIgnoredDuringExecution terms, in order. Empty preferences
 // are left out: the API gives them an implicit weight of 0.

@@ -30,12 +30,6 @@ std::optional<double> MeanMemoryUsedPercent(const NodeGpuMetrics* m) {
   return sum / n;
 }
 
-// A shape of the workload mix, its products split for the walk.
-struct MixShape {
-  const WeightedShape* weighted = nullptr;
-  std::vector<std::string_view> products;  // empty: any
-};
-
 class Ranker {
  public:
   Ranker(const PlanContext& context, const SchedulingConstraints& constraints,
@@ -57,13 +51,7 @@ class Ranker {
     if (policy_.strategy != PlacementStrategy::kFragmentation) return;
     for (const WeightedShape& w : context.snapshot.mix()) {
       if (w.shape.resource != primary_.resource) continue;
-      MixShape& m = shapes_.emplace_back();
-      m.weighted = &w;
-      for (std::string_view rest = w.shape.products; !rest.empty();) {
-        size_t comma = rest.find(',');
-        m.products.push_back(rest.substr(0, comma));
-        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-      }
+      shapes_.push_back(&w);
       mix_pods_ += w.pods;
     }
     ComputePressure();
@@ -75,8 +63,9 @@ class Ranker {
   // it allows by their free devices. A device of a product in demand that a pod takes is one a
   // constrained pod will miss, so the fragmentation strategy counts it stranded, up to 1.
   void ComputePressure() {
-    bool constrained = std::any_of(shapes_.begin(), shapes_.end(),
-                                   [](const MixShape& m) { return !m.products.empty(); });
+    bool constrained = std::any_of(shapes_.begin(), shapes_.end(), [](const WeightedShape* w) {
+      return !w->shape.products.empty();
+    });
     if (!constrained) return;
     std::map<std::string_view, int64_t> free;
     int64_t total = 0;
@@ -86,16 +75,16 @@ class Ranker {
       total += f;
     }
     int64_t demand = 0;
-    for (const MixShape& m : shapes_) demand += m.weighted->pods * m.weighted->shape.count;
+    for (const WeightedShape* w : shapes_) demand += w->pods * w->shape.count;
     if (demand == 0 || total == 0) return;
-    for (const MixShape& m : shapes_) {
-      if (m.products.empty()) continue;
+    for (const WeightedShape* w : shapes_) {
+      const std::vector<std::string>& products = w->shape.products;
+      if (products.empty()) continue;
       int64_t allowed = 0;
-      for (std::string_view p : m.products) allowed += free[p];
+      for (std::string_view p : products) allowed += free[p];
       if (allowed == 0) continue;
-      double share = static_cast<double>(m.weighted->pods * m.weighted->shape.count) /
-                     static_cast<double>(demand);
-      for (std::string_view p : m.products) {
+      double share = static_cast<double>(w->pods * w->shape.count) / static_cast<double>(demand);
+      for (std::string_view p : products) {
         pressure_[p] += share * static_cast<double>(total) / static_cast<double>(allowed);
       }
     }
@@ -183,9 +172,7 @@ class Ranker {
       return r;
     }
     const ComputeRequest left = ComputeLeft(node);
-    const ComputeRequest& allocatable = node.facts->compute;
-    if ((allocatable.cpu_milli != 0 && compute_.cpu_milli > left.cpu_milli) ||
-        (allocatable.memory_bytes != 0 && compute_.memory_bytes > left.memory_bytes)) {
+    if (!FitsIn(compute_, left, node.facts->compute)) {
       if (context_.explain) {
         r.why_not = "too little cpu or memory free (" + std::to_string(left.cpu_milli) + "m cpu, " +
                     std::to_string(left.memory_bytes >> 20) + "Mi memory)";
@@ -251,8 +238,8 @@ class Ranker {
     const std::vector<bool>& may_use = MayUse(node);
     int64_t stranded = 0;
     for (size_t i = 0; i < shapes_.size(); ++i) {
-      if (StrandedFor(shapes_[i], may_use[i], node, free, left) != Stranding::kNone) {
-        stranded += shapes_[i].weighted->pods;
+      if (StrandedFor(shapes_[i]->shape, may_use[i], node, free, left) != Stranding::kNone) {
+        stranded += shapes_[i]->pods;
       }
     }
     return static_cast<double>(free) * static_cast<double>(stranded) /
@@ -265,19 +252,20 @@ class Ranker {
     auto [it, added] = may_use_.try_emplace(node.Product());
     if (added) {
       it->second.reserve(shapes_.size());
-      for (const MixShape& m : shapes_) {
-        it->second.push_back(m.products.empty() || std::find(m.products.begin(), m.products.end(),
-                                                             node.Product()) != m.products.end());
+      for (const WeightedShape* w : shapes_) {
+        const std::vector<std::string>& products = w->shape.products;
+        it->second.push_back(products.empty() || std::binary_search(products.begin(),
+                                                                    products.end(),
+                                                                    node.Product()));
       }
     }
     return it->second;
   }
 
-  // Why a pod of shape `m` (which may use the node's product or not) could not use `free`
+  // Why a pod of `shape` (which may use the node's product or not) could not use `free`
   // devices and `left` cpu and memory of `node`.
-  Stranding StrandedFor(const MixShape& m, bool may_use, const NodeInventory& node, int64_t free,
-                        const ComputeRequest& left) const {
-    const PodShape& shape = m.weighted->shape;
+  Stranding StrandedFor(const PodShape& shape, bool may_use, const NodeInventory& node,
+                        int64_t free, const ComputeRequest& left) const {
     const ComputeRequest& allocatable = node.facts->compute;
     if (!may_use) return Stranding::kGpuType;
     if (shape.count > free) return Stranding::kDevices;
@@ -305,8 +293,8 @@ class Ranker {
     int64_t by[5] = {};
     const std::vector<bool>& may_use = MayUse(node);
     for (size_t i = 0; i < shapes_.size(); ++i) {
-      by[static_cast<int>(StrandedFor(shapes_[i], may_use[i], node, free, left))] +=
-          shapes_[i].weighted->pods;
+      by[static_cast<int>(StrandedFor(shapes_[i]->shape, may_use[i], node, free, left))] +=
+          shapes_[i]->pods;
     }
     auto percent = [&](int64_t pods) {
       return std::to_string(mix_pods_ == 0 ? 0 : (100 * pods + mix_pods_ / 2) / mix_pods_) + "%";
@@ -468,7 +456,7 @@ class Ranker {
   DeviceFilter filter_;
   ScoreWeights weights_;
   int64_t devices_asked_;  // devices the filter and the score weigh per node
-  std::vector<MixShape> shapes_;  // the mix's shapes of the ranked resource
+  std::vector<const WeightedShape*> shapes_;  // the mix's shapes of the ranked resource
   std::map<std::string_view, double> pressure_;  // product -> ComputePressure()
   mutable std::map<std::string_view, std::vector<bool>> may_use_;  // product -> MayUse()
   int64_t mix_pods_ = 0;                      // the pods they count

@@ -221,9 +221,9 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
                 Decision& d) {
   const PlacementPolicy& placement = context.policy.placement;
   const NodeAsk& primary = asks.front();
-  NodeRanking ranking = RankNodes(context, constraints, asks,
-                                  WithResourceDefaults(pod, d.resource_defaults),
-                                  PreferredHostname(pod.spec));
+  const ComputeRequest compute = WithResourceDefaults(pod, d.resource_defaults);
+  NodeRanking ranking =
+      RankNodes(context, constraints, asks, compute, PreferredHostname(pod.spec));
   if (context.explain) Explain(ranking, primary, placement, d);
   const Digits count(primary.count);
   if (!ranking.chosen) {
@@ -279,7 +279,6 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
   // A pinned pod can go nowhere else: its cpu and memory are reserved too, so that admissions
   // before the watch shows it do not pin more there than the node can run.
   if (required) {
-    const ComputeRequest compute = WithResourceDefaults(pod, d.resource_defaults);
     const ComputeRequest free = node.ComputeFree();
     if (compute.cpu_milli > 0 && node.facts->compute.cpu_milli != 0) {
       d.claims.push_back({node.name(), std::string(kCpuResource), compute.cpu_milli, free.cpu_milli});
@@ -326,10 +325,7 @@ void SelectNode(const PodRequest& pod, const PlanContext& context,
 // A node offering no GPU resource that can take the pod: it strands no GPU there.
 const NodeInventory* NodeWithoutGpus(const PodRequest& pod, const PlanContext& context) {
   for (const NodeInventory& node : context.snapshot.nodes()) {
-    bool offers_gpus = std::any_of(
-        node.facts->allocatable.begin(), node.facts->allocatable.end(),
-        [](const auto& entry) { return entry.second > 0 && IsManagedResource(entry.first); });
-    if (!offers_gpus && CanRunOn(pod.constraints, *node.facts) &&
+    if (!HasManagedResource(node.facts->allocatable) && CanRunOn(pod.constraints, *node.facts) &&
         node.FitsCompute(pod.needs.compute)) {
       return &node;
     }

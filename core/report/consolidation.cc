@@ -63,13 +63,7 @@ bool Fits(const ReportPod& pod, const Bin& bin) {
   for (const auto& [resource, count] : pod.need) {
     if (Get(bin.free, resource) < count) return false;
   }
-  // As NodeResourcesFit and NodeInventory::FitsCompute: a node that states none is not checked.
-  const ComputeRequest& stated = bin.facts->compute;
-  if (stated.cpu_milli > 0 && pod.compute.cpu_milli > bin.free_compute.cpu_milli) return false;
-  if (stated.memory_bytes > 0 && pod.compute.memory_bytes > bin.free_compute.memory_bytes) {
-    return false;
-  }
-  return true;
+  return FitsIn(pod.compute, bin.free_compute, bin.facts->compute);
 }
 
 void Take(const ReportPod& pod, Bin& bin) {

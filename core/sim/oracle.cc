@@ -129,10 +129,7 @@ OracleResult MigOracle(const json& cluster, std::span<const Arrival> arrivals) {
   for (const Arrival& a : arrivals) {
     const json& spec = At(a.pod, {"spec"});
     PodRecord pod = ReadPod(a.pod, "");
-    bool gpu = std::any_of(pod.need.begin(), pod.need.end(), [](const auto& r) {
-      return IsManagedResource(r.first) && r.second > 0;
-    });
-    if (!gpu) continue;
+    if (!HasManagedResource(pod.need)) continue;
     std::optional<MigProfile> ask = SingleMigAsk(pod.need);
     if (!ask) return out;  // not a MIG-only stream: applies stays false
     ++out.pods;

@@ -144,18 +144,18 @@ TEST(ClusterState, TheMixCountsGpuPodsByShapeBoundOrQueuedMostCommonFirst) {
   state.UpsertPod(pod("ns/c", "", 2, 100));                  // queued counts too
   state.UpsertPod(pod("ns/d", "n1", 1, 1501));               // cpu is kept exact: another shape
   PodRecord t4 = pod("ns/f", "n1", 1, 1500);
-  t4.gpu_products = "Tesla-T4";                              // a GPU type: another shape
+  t4.gpu_products = {"Tesla-T4"};                              // a GPU type: another shape
   state.UpsertPod(t4);
   state.UpsertPod(Pod("ns/e", "n1", 1, /*terminal=*/true));  // Succeeded: gone from the mix
   std::vector<WeightedShape> mix = state.Snapshot(1).mix();
   ASSERT_EQ(mix.size(), 4u);
-  EXPECT_EQ(mix[0].shape, (PodShape{k2g, 1, 1500, 0, ""}));
+  EXPECT_EQ(mix[0].shape, (PodShape{k2g, 1, 1500, 0, {}}));
   EXPECT_EQ(mix[0].pods, 2);
   EXPECT_EQ(mix[1].pods, 1);
   EXPECT_EQ(mix[2].pods, 1);
   EXPECT_EQ(mix[3].pods, 1);
   EXPECT_TRUE(std::any_of(mix.begin(), mix.end(), [&](const WeightedShape& w) {
-    return w.shape == PodShape{k2g, 1, 1500, 0, "Tesla-T4"};
+    return w.shape == PodShape{k2g, 1, 1500, 0, {"Tesla-T4"}};
   }));
   state.DeletePod("ns/a");
   state.DeletePod("ns/b");

@@ -80,9 +80,10 @@ TEST(CanRunOn, TaintsNeedTolerationsAndCordonedOrNotReadyNodesTakeNothing) {
 }
 
 TEST(GpuProductsOf, ReadsTheNodeSelectorOrEveryRequiredTerm) {
-  EXPECT_EQ(GpuProductsOf(json::parse("{}")), "");
+  using Products = std::vector<std::string>;
+  EXPECT_EQ(GpuProductsOf(json::parse("{}")), Products{});
   EXPECT_EQ(GpuProductsOf(json::parse(R"({"nodeSelector":{"nvidia.com/gpu.product":"Tesla-T4"}})")),
-            "Tesla-T4");
+            Products{"Tesla-T4"});
   // Sorted and without repeats, across the ORed terms.
   EXPECT_EQ(GpuProductsOf(json::parse(Affinity(R"([
       {"matchExpressions":[{"key":"nvidia.com/gpu.product","operator":"In",
@@ -90,16 +91,16 @@ TEST(GpuProductsOf, ReadsTheNodeSelectorOrEveryRequiredTerm) {
       {"matchExpressions":[{"key":"zone","operator":"In","values":["a"]},
                            {"key":"nvidia.com/gpu.product","operator":"In",
                             "values":["Tesla-T4","NVIDIA-A10"]}]}])"))),
-            "NVIDIA-A10,Tesla-T4,Tesla-V100-SXM2-32GB");
+            (Products{"NVIDIA-A10", "Tesla-T4", "Tesla-V100-SXM2-32GB"}));
   // A term that does not name the product allows any; so does NotIn.
   EXPECT_EQ(GpuProductsOf(json::parse(Affinity(R"([
       {"matchExpressions":[{"key":"nvidia.com/gpu.product","operator":"In","values":["Tesla-T4"]}]},
       {"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}])"))),
-            "");
+            Products{});
   EXPECT_EQ(GpuProductsOf(json::parse(Affinity(R"([
       {"matchExpressions":[{"key":"nvidia.com/gpu.product","operator":"NotIn",
                             "values":["Tesla-T4"]}]}])"))),
-            "");
+            Products{});
 }
 
 }  // namespace

@@ -866,7 +866,7 @@ TEST(Placement, FragmentationKeepsTheGpuTypeTheMixIsConstrainedTo) {
   AddProductPod(cluster, "gpu-c-t4", "t4-only-2", "Tesla-T4");
   InventorySnapshot s = SnapshotOf(cluster);
   ASSERT_EQ(s.mix().size(), 1u);
-  EXPECT_EQ(s.mix()[0].shape.products, "Tesla-T4");
+  EXPECT_EQ(s.mix()[0].shape.products, std::vector<std::string>{"Tesla-T4"});
   json spec = GpuPodSpec(1);
   PodRequest pod = PodRequest::From("default", "Pod default/any", spec, nullptr, true);
   Policy policy;
