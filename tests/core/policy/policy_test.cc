@@ -68,7 +68,7 @@ TEST(ParsePolicy, TheShippedPolicyIsTheDefaultsPlusTheOmeWorkloadTheSimulatedH20
 TEST(ParsePolicy, EveryYamlExampleInTheDocsIsAValidPolicy) {
   const std::string open = "```yaml\n";
   int examples = 0;
-  for (const char* page : {"docs/policy.md", "docs/policy-gpu.md"}) {
+  for (const char* page : {"docs/policy.md", "docs/policy-gpu.md", "docs/policy-placement.md"}) {
     const std::string doc = testing::ReadSourceFile(page);
     for (size_t at = doc.find(open); at != std::string::npos; at = doc.find(open, at)) {
       at += open.size();
