@@ -160,31 +160,6 @@ void SetNodeSelector(JsonView spec, const Pointer& spec_at, const StringMap& wan
   }
 }
 
-void SetAnnotations(JsonView object, const std::string& metadata_pointer, const Decision& decision,
-                    JsonPatch& patch) {
-  if (decision.annotations.empty()) return;
-  JsonView metadata = object.AtPointer(metadata_pointer);
-  const Pointer metadata_at(metadata_pointer);
-  JsonView existing = metadata["annotations"];
-  if (existing.is_object()) {
-    for (const auto& [k, v] : decision.annotations) {
-      JsonView have = existing[k];
-      if (!have.is_string() || have.string() != v) {
-        patch.AddString(metadata_at / "annotations" / k, v);
-      }
-    }
-    return;
-  }
-  // No annotations map (or no metadata): create the missing parent whole.
-  json annotations = json::object();
-  for (const auto& [k, v] : decision.annotations) annotations[k] = v;
-  if (metadata.is_object()) {
-    patch.Add(metadata_at / "annotations", std::move(annotations));
-  } else {
-    patch.Add(metadata_at, {{"annotations", std::move(annotations)}});
-  }
-}
-
 // Adds `gate` to spec.schedulingGates: the whole list when the spec has none, else appended
 // when the list lacks it.
 void AddSchedulingGate(JsonView spec, const Pointer& spec_at, const std::string& gate,
@@ -204,6 +179,32 @@ void AddSchedulingGate(JsonView spec, const Pointer& spec_at, const std::string&
 
 }  // namespace
 
+void SetAnnotations(JsonView object, const std::string& metadata_pointer,
+                    const std::vector<std::pair<std::string, std::string>>& annotations,
+                    JsonPatch& patch) {
+  if (annotations.empty()) return;
+  JsonView metadata = object.AtPointer(metadata_pointer);
+  const PatchPath metadata_at(metadata_pointer);
+  JsonView existing = metadata["annotations"];
+  if (existing.is_object()) {
+    for (const auto& [k, v] : annotations) {
+      JsonView have = existing[k];
+      if (!have.is_string() || have.string() != v) {
+        patch.AddString(metadata_at / "annotations" / k, v);
+      }
+    }
+    return;
+  }
+  // No annotations map (or no metadata): create the missing parent whole.
+  json added = json::object();
+  for (const auto& [k, v] : annotations) added[k] = v;
+  if (metadata.is_object()) {
+    patch.Add(metadata_at / "annotations", std::move(added));
+  } else {
+    patch.Add(metadata_at, {{"annotations", std::move(added)}});
+  }
+}
+
 void AppendPatch(JsonView object, const PodSpecLocation& where, const Decision& decision,
                  JsonPatch& patch) {
   json counted;
@@ -218,7 +219,7 @@ void AppendPatch(JsonView object, const PodSpecLocation& where, const Decision& 
   }
   SetNodeSelector(spec, spec_at, decision.node_selector, patch);
   AddSchedulingGate(spec, spec_at, decision.scheduling_gate, patch);
-  SetAnnotations(object, where.metadata, decision, patch);
+  SetAnnotations(object, where.metadata, decision.annotations, patch);
   AppendPlacementPatch(object, where, decision, patch);
 }
 

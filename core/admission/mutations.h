@@ -10,6 +10,9 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/admission/json_patch.h"
 #include "core/kube/workload.h"
@@ -20,5 +23,11 @@ namespace gpuadmit {
 // Appends to `ops` the operations that make the pod spec at `where` in `object` match `decision`.
 void AppendPatch(JsonView object, const PodSpecLocation& where, const Decision& decision,
                  JsonPatch& patch);
+
+// Appends the operations that set `annotations` (key, value) in the metadata at
+// `metadata_pointer` of `object`, creating the annotations map (or the metadata) when missing.
+void SetAnnotations(JsonView object, const std::string& metadata_pointer,
+                    const std::vector<std::pair<std::string, std::string>>& annotations,
+                    JsonPatch& patch);
 
 }  // namespace gpuadmit

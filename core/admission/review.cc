@@ -5,6 +5,7 @@
 #include <iterator>
 #include <tuple>
 
+#include "core/admission/claim_review.h"
 #include "core/admission/job_defaults.h"
 #include "core/admission/mutations.h"
 #include "core/kube/workload.h"
@@ -56,6 +57,15 @@ auto GpuAsk(JsonView object, const PodSpecLocation& at) {
   return ask;
 }
 
+// "nvidia.com/mig-2g.20gb x1, ..." for the trail.
+std::string Describe(const ResourceList& list) {
+  std::string out;
+  for (const auto& [resource, count] : list) {
+    AppendAll(out, {out.empty() ? "" : ", ", resource, " x", Digits(count)});
+  }
+  return out;
+}
+
 // Moves `from`'s lines to the end of `to`: the vector itself when `to` is empty, as it is for
 // the first pod spec, the lines one by one after that.
 void MoveAppend(std::vector<std::string>& from, std::vector<std::string>& to) {
@@ -101,6 +111,44 @@ Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, co
   return d;
 }
 
+// A ResourceClaim or ResourceClaimTemplate (claim_review.h), planned at CREATE. Its spec is
+// immutable: an UPDATE whose spec is what gpuadmit's CREATE made of it (`kubectl apply` of the
+// same manifest again) gets that patch once more, so the spec is unchanged and the update passes;
+// any other UPDATE is left to the apiserver.
+AdmissionOutcome DecideClaim(const AdmissionRequest& r, const ReviewContext& context,
+                             ReviewAnswer& answer) {
+  const bool update = r.operation == Operation::kUpdate;
+  const std::string spec_at = r.kind.kind == "ResourceClaimTemplate" ? "/spec/spec" : "/spec";
+  if (update && r.object.AtPointer(spec_at).Dump() == r.old_object.AtPointer(spec_at).Dump()) {
+    answer.trail.push_back("UPDATE of a " + r.kind.kind + " that leaves its spec: not planned");
+    return AdmissionOutcome::Allow();
+  }
+  if (context.inventory_stale && !context.policy.dra.first_available) {
+    answer.skipped_stale = true;
+    answer.decisions.Mark(DecisionPoint::kReviewSkippedStale);
+    answer.trail.push_back("inventory stale: claim decision skipped");
+    return AdmissionOutcome::Allow(
+        {"gpuadmit: the GPU inventory is stale (watch down); the claim passes unchanged"});
+  }
+  ClaimDecision d = PlanClaim(r.kind, r.object, context.snapshot, context.policy);
+  MoveAppend(d.trail, answer.trail);
+  answer.asked = std::move(d.asked);
+  if (update) {
+    nlohmann::json made = r.object.ToJson().patch(d.patch.ToJson());
+    if (made.at(nlohmann::json::json_pointer(spec_at)) != r.old_object.AtPointer(spec_at).ToJson()) {
+      answer.trail.push_back("UPDATE of a " + r.kind.kind +
+                             " changing its spec: left to the apiserver (the spec is immutable)");
+      return AdmissionOutcome::Allow();
+    }
+    answer.trail.push_back("UPDATE with the spec as written before: written as gpuadmit made it");
+  } else {
+    answer.decisions.Add(std::move(d.tally));
+  }
+  if (d.patch.empty()) return AdmissionOutcome::Allow(std::move(d.warnings));
+  return AdmissionOutcome::Patch(std::move(d.patch), update ? std::vector<std::string>{}
+                                                            : std::move(d.warnings));
+}
+
 AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
                         ReviewAnswer& answer) {
   const Policy& policy = context.policy;
@@ -116,6 +164,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
     answer.trail.push_back("namespace " + r.ns + " is exempt");
     return AdmissionOutcome::Allow();
   }
+  if (IsClaimKind(r.kind)) return DecideClaim(r, context, answer);
   if (!IsKnownKind(r.kind, policy.workloads)) {
     answer.trail.push_back(
         "kind " + (r.kind.group.empty() ? "" : r.kind.group + "/") + r.kind.kind +
@@ -144,6 +193,9 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
     PodRequest pod = PodRequest::From(r.ns, answer.summary, object.AtPointer(at.spec),
                                       object.AtPointer(at.metadata), at.is_pod, at.gpu_container);
     pod.pin_node = at.pin_node;
+    if (at.is_pod && AddClaimNeeds(pod, object.AtPointer(at.spec), context.snapshot)) {
+      answer.trail.push_back("its DRA claims ask " + Describe(pod.needs.effective));
+    }
     if (context.inventory_stale && !pod.needs.effective.empty()) {
       // Free counts from a watch that has been down for a minute may be far off: deciding on
       // them could send pods where nothing is free. Passing unchanged is what the pod asked for.
@@ -161,6 +213,7 @@ AdmissionOutcome Decide(const AdmissionRequest& r, const ReviewContext& context,
     plan.explain = context.explain;
     Decision d =
         reserve ? PlanAndReserve(r, at, pod, context, *context.reservations) : Plan(pod, plan);
+    if (pod.claims_devices) KeepPodLevelChanges(d);
     // Moved: the patch below reads neither.
     MoveAppend(d.trail, answer.trail);
     MoveAppend(d.warnings, warnings);

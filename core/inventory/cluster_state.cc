@@ -93,23 +93,131 @@ void ClusterState::Count(const PodRecord& pod, int sign) {
 
 void ClusterState::UpsertNode(NodeFacts node) {
   std::string name = node.name;
+  merged_.erase(name);
   nodes_[name] = std::make_shared<const NodeFacts>(std::move(node));
 }
 
-void ClusterState::DeleteNode(std::string_view name) { nodes_.erase(std::string(name)); }
+void ClusterState::DeleteNode(std::string_view name) {
+  merged_.erase(std::string(name));
+  nodes_.erase(std::string(name));
+}
+
+void ClusterState::DraChanged() {
+  dra_counts_.reset();
+  merged_.clear();
+  dra_changed_ = true;
+}
+
+void ClusterState::UpsertSlice(ResourceSliceRecord slice) {
+  dra_.UpsertSlice(std::move(slice));
+  DraChanged();
+}
+
+void ClusterState::DeleteSlice(std::string_view name) {
+  dra_.DeleteSlice(name);
+  DraChanged();
+}
+
+void ClusterState::ReplaceSlices(std::vector<ResourceSliceRecord> slices) {
+  dra_.ReplaceSlices(std::move(slices));
+  DraChanged();
+}
+
+void ClusterState::UpsertClaim(ResourceClaimRecord claim) {
+  if (!claim.allocated.empty() && !claim.owner_pod.empty()) {
+    auto pod = pods_.find(claim.owner_pod);
+    if (pod != pods_.end() && !pod->second.reservation.empty()) {
+      arrived_reservations_.push_back(pod->second.reservation);
+    }
+  }
+  dra_.UpsertClaim(std::move(claim));
+  DraChanged();
+}
+
+void ClusterState::DeleteClaim(std::string_view key) {
+  dra_.DeleteClaim(key);
+  DraChanged();
+}
+
+void ClusterState::ReplaceClaims(std::vector<ResourceClaimRecord> claims) {
+  dra_.ReplaceClaims(std::move(claims));
+  DraChanged();
+}
+
+void ClusterState::UpsertDeviceClass(DeviceClassRecord device_class) {
+  dra_.UpsertClass(std::move(device_class));
+}
+
+void ClusterState::DeleteDeviceClass(std::string_view name) { dra_.DeleteClass(name); }
+
+void ClusterState::ReplaceDeviceClasses(std::vector<DeviceClassRecord> classes) {
+  dra_.ReplaceClasses(std::move(classes));
+}
+
+void ClusterState::UpsertClaimTemplate(ClaimTemplateRecord claim_template) {
+  dra_.UpsertTemplate(std::move(claim_template));
+}
+
+void ClusterState::DeleteClaimTemplate(std::string_view key) { dra_.DeleteTemplate(key); }
+
+void ClusterState::ReplaceClaimTemplates(std::vector<ClaimTemplateRecord> templates) {
+  dra_.ReplaceTemplates(std::move(templates));
+}
+
+std::shared_ptr<const NodeFacts> ClusterState::FactsOf(
+    const std::string& name, const std::shared_ptr<const NodeFacts>& facts) const {
+  if (dra_.empty()) return facts;
+  if (!dra_counts_) dra_counts_ = dra_.CountByNode();
+  auto counts = dra_counts_->find(name);
+  if (counts == dra_counts_->end()) return facts;
+  auto& slot = merged_[name];
+  if (slot) return slot;
+  NodeFacts merged = *facts;
+  // The Node's own allocatable (the device plugin's) wins for a resource it lists.
+  for (const auto& [resource, count] : counts->second.allocatable) {
+    if (merged.allocatable.emplace(resource, count).second) {
+      merged.dra_allocatable[resource] = count;
+    }
+  }
+  merged.dra_pools = counts->second.pools;
+  merged.dra_gpus_per_pcie_root = counts->second.gpus_per_pcie_root;
+  if (merged.product.empty()) {
+    merged.product = counts->second.product;
+    merged.gpu.product = merged.product;
+  }
+  if (merged.gpu.memory_mib == 0) merged.gpu.memory_mib = counts->second.memory_mib;
+  slot = std::make_shared<const NodeFacts>(std::move(merged));
+  return slot;
+}
+
+ResourceList ClusterState::UsedOn(const std::string& name) const {
+  auto pods = used_.find(name);
+  ResourceList used = pods == used_.end() ? ResourceList{} : pods->second;
+  if (dra_.empty()) return used;
+  if (!dra_counts_) dra_counts_ = dra_.CountByNode();
+  auto counts = dra_counts_->find(name);
+  if (counts == dra_counts_->end()) return used;
+  const ResourceList& own = nodes_.count(name) > 0 ? nodes_.at(name)->allocatable : ResourceList{};
+  for (const auto& [resource, count] : counts->second.used) {
+    if (!own.contains(resource)) used[resource] += count;
+  }
+  return used;
+}
 
 void ClusterState::UpsertPod(PodRecord pod) {
+  // A pod whose devices are its claims' arrives with nothing counted: its claims release it.
+  const bool counted = !pod.names_claims || !pod.need.empty();
   auto it = pods_.find(pod.key);
   if (it != pods_.end()) {
     Count(it->second, -1);
-    if (!pod.reservation.empty() && pod.reservation != it->second.reservation) {
+    if (counted && !pod.reservation.empty() && pod.reservation != it->second.reservation) {
       arrived_reservations_.push_back(pod.reservation);
     }
     Count(pod, +1);
     it->second = std::move(pod);
     return;
   }
-  if (!pod.reservation.empty()) arrived_reservations_.push_back(pod.reservation);
+  if (counted && !pod.reservation.empty()) arrived_reservations_.push_back(pod.reservation);
   Count(pod, +1);
   std::string key = pod.key;
   pods_.emplace(std::move(key), std::move(pod));
@@ -124,6 +232,7 @@ void ClusterState::DeletePod(std::string_view key) {
 
 void ClusterState::ReplaceNodes(std::vector<NodeFacts> nodes) {
   nodes_.clear();
+  merged_.clear();
   for (NodeFacts& n : nodes) UpsertNode(std::move(n));
 }
 
@@ -153,6 +262,8 @@ InventorySnapshot::Totals ClusterState::TotalsOf(uint64_t version,
   InventorySnapshot::Totals totals{.queued = queued_,
                                    .unplaceable = std::move(unplaceable),
                                    .mix = MostCommon(mix_),
+                                   .device_classes = dra_.classes(),
+                                   .claim_templates = dra_.templates(),
                                    .pod_count = pods_.size(),
                                    .version = version};
   totals.gated.reserve(gated_.size());
@@ -164,8 +275,7 @@ InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
   std::vector<NodeInventory> nodes;
   nodes.reserve(nodes_.size());
   for (const auto& [name, facts] : nodes_) {
-    NodeInventory n{facts, {}};
-    if (auto it = used_.find(name); it != used_.end()) n.used = it->second;
+    NodeInventory n{FactsOf(name, facts), UsedOn(name)};
     if (auto it = compute_used_.find(name); it != compute_used_.end()) n.compute_used = it->second;
     nodes.push_back(std::move(n));
   }
@@ -176,9 +286,10 @@ InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
 }
 
 void ClusterState::Refresh(InventorySnapshot& s, uint64_t version) {
-  if (!tracking_) {
+  if (!tracking_ || dra_changed_) {  // a DRA change may move any node's devices
     s = Snapshot(version);
     tracking_ = true;
+    dra_changed_ = false;
     changed_.clear();
     return;
   }
@@ -196,8 +307,7 @@ void ClusterState::Refresh(InventorySnapshot& s, uint64_t version) {
       auto at = IndexOfNode(nodes, name);
       if (!at) continue;
       NodeInventory& n = nodes[*at];
-      auto used = used_.find(name);
-      n.used = used == used_.end() ? ResourceList{} : used->second;
+      n.used = UsedOn(name);
       auto compute = compute_used_.find(name);
       n.compute_used = compute == compute_used_.end() ? ComputeRequest{} : compute->second;
       moved.push_back(&n);

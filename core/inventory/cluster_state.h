@@ -16,12 +16,14 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "core/dra/dra_devices.h"
 #include "core/inventory/inventory.h"
 #include "core/kube/kube_objects.h"
 
@@ -42,6 +44,23 @@ class ClusterState {
   // After a relist: the given objects are the whole set; the others are gone.
   void ReplaceNodes(std::vector<NodeFacts> nodes);
   void ReplacePods(std::vector<PodRecord> pods);
+
+  // DRA objects: their devices count on their nodes (dra_devices.h) in every later snapshot. A
+  // pod that names claims and asks no extended resource keeps its reservation until a claim
+  // made for it is allocated (the devices count from then on), not merely until it arrives.
+  void UpsertSlice(ResourceSliceRecord slice);
+  void DeleteSlice(std::string_view name);
+  void ReplaceSlices(std::vector<ResourceSliceRecord> slices);
+  void UpsertClaim(ResourceClaimRecord claim);
+  void DeleteClaim(std::string_view key);
+  void ReplaceClaims(std::vector<ResourceClaimRecord> claims);
+  void UpsertDeviceClass(DeviceClassRecord device_class);
+  void DeleteDeviceClass(std::string_view name);
+  void ReplaceDeviceClasses(std::vector<DeviceClassRecord> classes);
+  void UpsertClaimTemplate(ClaimTemplateRecord claim_template);
+  void DeleteClaimTemplate(std::string_view key);
+  void ReplaceClaimTemplates(std::vector<ClaimTemplateRecord> templates);
+  const DraDevices& dra() const { return dra_; }
 
   size_t node_count() const { return nodes_.size(); }
   size_t pod_count() const { return pods_.size(); }
@@ -79,8 +98,21 @@ class ClusterState {
   // what counts nowhere, the pods marked Unschedulable included.
   ResourceList CountQueue(std::vector<NodeInventory>& nodes) const;
 
+  // A DRA object changed: the counts below are stale.
+  void DraChanged();
+  // The node's facts with its DRA devices merged in, and what claims use there: from the cache,
+  // recounted after a DRA change (O(devices)) or a change of the node.
+  std::shared_ptr<const NodeFacts> FactsOf(const std::string& name,
+                                           const std::shared_ptr<const NodeFacts>& facts) const;
+  ResourceList UsedOn(const std::string& name) const;
+
   std::string reservation_annotation_;
   std::unordered_map<std::string, std::shared_ptr<const NodeFacts>> nodes_;
+  DraDevices dra_;
+  // Caches of DraDevices::CountByNode and of the nodes' merged facts; cleared by DraChanged.
+  mutable std::optional<std::map<std::string, DraNodeCounts, std::less<>>> dra_counts_;
+  mutable std::unordered_map<std::string, std::shared_ptr<const NodeFacts>> merged_;
+  bool dra_changed_ = false;  // since the last Refresh
   std::unordered_map<std::string, PodRecord> pods_;
   // What bound pods use, by node name (a pod may name a node not seen yet).
   std::unordered_map<std::string, ResourceList> used_;

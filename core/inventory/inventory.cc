@@ -84,6 +84,8 @@ void InventorySnapshot::SetTotals(Totals totals) {
     for (const std::string& gate : pod.queued->scheduling_gates) ++gated_by_[gate];
   }
   mix_ = std::move(totals.mix);
+  device_classes_ = std::move(totals.device_classes);
+  claim_templates_ = std::move(totals.claim_templates);
   pod_count_ = totals.pod_count;
   version_ = totals.version;
 }
@@ -172,6 +174,10 @@ Result<InventorySnapshot> InventorySnapshot::FromObjects(const nlohmann::json& l
     if (kind == item.end() || !kind->is_string()) continue;
     if (*kind == "Node") state.UpsertNode(ReadNode(item));
     if (*kind == "Pod") state.UpsertPod(ReadPod(item, state.reservation_annotation()));
+    if (*kind == "ResourceSlice") state.UpsertSlice(ReadResourceSlice(item));
+    if (*kind == "ResourceClaim") state.UpsertClaim(ReadResourceClaim(item));
+    if (*kind == "DeviceClass") state.UpsertDeviceClass(ReadDeviceClass(item));
+    if (*kind == "ResourceClaimTemplate") state.UpsertClaimTemplate(ReadClaimTemplate(item));
   }
   return state.Snapshot(1);
 }

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/dra/dra_objects.h"
 #include "core/inventory/workload_mix.h"
 #include "core/kube/kube_objects.h"
 #include "core/kube/requirements.h"
@@ -66,6 +67,8 @@ class InventorySnapshot {
     ResourceList unplaceable;  // unplaceable()
     std::vector<PodRecord> gated;
     std::vector<WeightedShape> mix;
+    std::map<std::string, DeviceClassRecord, std::less<>> device_classes;
+    std::map<std::string, ClaimTemplateRecord, std::less<>> claim_templates;
     size_t pod_count = 0;
     uint64_t version = 0;
   };
@@ -79,7 +82,9 @@ class InventorySnapshot {
   InventorySnapshot(const InventorySnapshot&) = delete;
   InventorySnapshot& operator=(const InventorySnapshot&) = delete;
 
-  // Builds a snapshot from a v1 List (or NodeList/PodList) whose items are Nodes and Pods.
+  // Builds a snapshot from a v1 List (or NodeList/PodList) whose items are Nodes and Pods, and
+  // may be ResourceSlices, ResourceClaims, DeviceClasses and ResourceClaimTemplates (their devices counted on their
+  // nodes, core/dra/dra_devices.h).
   // Succeeded and Failed pods free their devices; unbound pods are queued demand, or gated().
   // `reservation_annotation` is the key decisions write their reservation under (the policy's
   // Annotation("reservation")). Errors when `list` has no `items` array.
@@ -115,6 +120,14 @@ class InventorySnapshot {
   // The kMixShapes most common shapes of the GPU pods held, bound, queued or gated, most pods
   // first.
   const std::vector<WeightedShape>& mix() const { return mix_; }
+  // The cluster's DRA DeviceClasses, by name (what a claim's deviceClassName selects).
+  const std::map<std::string, DeviceClassRecord, std::less<>>& device_classes() const {
+    return device_classes_;
+  }
+  // The cluster's ResourceClaimTemplates, by namespace/name (what a pod naming one asks).
+  const std::map<std::string, ClaimTemplateRecord, std::less<>>& claim_templates() const {
+    return claim_templates_;
+  }
 
   // For a builder that keeps one snapshot current instead of making a new one: `edit` changes
   // nodes' used, compute_used and queued in place (never their facts, order or number) and
@@ -138,6 +151,8 @@ class InventorySnapshot {
   std::vector<PodRecord> gated_;
   std::map<std::string, size_t, std::less<>> gated_by_;  // gate name -> pods of gated_ with it
   std::vector<WeightedShape> mix_;
+  std::map<std::string, DeviceClassRecord, std::less<>> device_classes_;
+  std::map<std::string, ClaimTemplateRecord, std::less<>> claim_templates_;
   size_t pod_count_ = 0;
   uint64_t version_ = 0;
 };

@@ -130,6 +130,7 @@ PodRecord ReadPod(JsonView pod, std::string_view reservation_annotation) {
   p.need = std::move(requirements.effective);
   p.compute = requirements.compute;
   p.reservation = metadata.At({"annotations", reservation_annotation}).string();
+  p.names_claims = spec["resourceClaims"].size() > 0;
   if (p.terminal || p.need.empty()) return p;
   p.gpu_products = GpuProductsOf(spec);
   if (!p.node.empty()) return p;

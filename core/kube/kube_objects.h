@@ -46,6 +46,11 @@ struct NodeFacts {
   ComputeRequest compute;    // allocatable cpu and memory; 0 when the node does not say
   std::string product;       // nvidia.com/gpu.product, "" when absent
   GpuFacts gpu;
+  // The part of allocatable that DRA devices make up (core/dra/dra_devices.h), and their pools
+  // ("driver/pool"); empty on a node whose GPUs come from the device plugin.
+  ResourceList dra_allocatable;
+  std::vector<std::string> dra_pools;
+  int64_t dra_gpus_per_pcie_root = 0;  // the most DRA GPUs under one PCIe root
 };
 
 // What the inventory keeps of a pod queued for the scheduler (unbound, not terminal, with a
@@ -80,6 +85,7 @@ struct PodRecord {
   ComputeRequest compute;   // effective cpu and memory requests
   std::vector<std::string> gpu_products;  // with a need: GpuProductsOf(spec); empty: any
   std::string reservation;  // the reservation key gpuadmit's patch wrote, if any
+  bool names_claims = false;  // spec.resourceClaims names some: DRA devices, counted by claims
   std::shared_ptr<const QueuedFacts> queued;  // queued pods only; immutable, shared by copies
 };
 

@@ -161,6 +161,7 @@ bool TermMatches(const NodeSelectorTerm& term, const NodeFacts& node) {
 
 bool CanRunOn(const SchedulingConstraints& constraints, const NodeFacts& node) {
   if (!node.ready || node.unschedulable) return false;
+  if (constraints.needs_dra_devices && node.dra_allocatable.empty()) return false;
   for (const auto& [key, value] : constraints.node_selector) {
     auto it = node.labels.find(key);
     if (it == node.labels.end() || it->second != value) return false;

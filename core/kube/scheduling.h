@@ -54,6 +54,9 @@ struct SchedulingConstraints {
   std::map<std::string, std::string> node_selector;
   std::vector<NodeSelectorTerm> required_terms;  // empty: no required node affinity
   std::vector<Toleration> tolerations;
+  // Its GPUs are DRA claims': only a node with DRA devices (NodeFacts::dra_allocatable) can
+  // meet them, as the scheduler's DynamicResources filter says.
+  bool needs_dra_devices = false;
 };
 
 // A preferred node-affinity term: a node matching `term` gets `weight` (1..100) in the

@@ -98,7 +98,7 @@ std::vector<std::string> SmallerOffered(const InventorySnapshot& snapshot, const
 // `wanted` count: the policy's explicit chain for it, else per product the catalog's smaller
 // profiles (or, for a product the catalog does not know or whose entry lacks `wanted`, the smaller
 // profiles its nodes offer), merged largest first.
-FallbackChain ChainFor(const PlanContext& context, const MigCatalog& catalog,
+FallbackChain ChainFor(const InventorySnapshot& snapshot, const MigCatalog& catalog,
                        const std::string& resource, const MigProfile& wanted,
                        std::span<const std::string_view> products) {
   FallbackChain chain;
@@ -114,14 +114,14 @@ FallbackChain ChainFor(const PlanContext& context, const MigCatalog& catalog,
   }
   for (std::string_view product : products) {
     const MigProductSpec* spec =
-        catalog.ProductFor(product, MemoryOf(context.snapshot, resource, product));
+        catalog.ProductFor(product, MemoryOf(snapshot, resource, product));
     std::vector<std::string> names;
     if (spec != nullptr && HasProfile(*spec, wanted.name)) {
       names = DefaultChain(*spec, wanted.name);
       chain.source +=
           (chain.source.empty() ? "" : ", ") + std::string(product) + ": catalog " + spec->product;
     } else {
-      names = SmallerOffered(context.snapshot, wanted, product);
+      names = SmallerOffered(snapshot, wanted, product);
       chain.source +=
           (chain.source.empty() ? "" : ", ") + std::string(product) + ": profiles its nodes offer";
     }
@@ -151,6 +151,25 @@ std::string Names(const std::vector<FallbackStep>& steps) {
 }
 
 }  // namespace
+
+std::vector<std::string> MigFallbackOrder(const InventorySnapshot& snapshot, const Policy& policy,
+                                          std::string_view profile, std::string* source) {
+  std::string resource = std::string(kMigResourcePrefix) + std::string(profile);
+  auto wanted = ParseMigResource(resource);
+  if (!wanted) return {};
+  std::span<const std::string_view> products = snapshot.ProductsOffering(resource);
+  std::vector<std::string_view> cut;
+  if (products.empty()) {
+    cut = MigProducts(snapshot);
+    products = cut;
+  }
+  MigCatalog catalog(policy.mig);
+  FallbackChain chain = ChainFor(snapshot, catalog, resource, *wanted, products);
+  if (source != nullptr) *source = chain.source;
+  std::vector<std::string> out;
+  for (FallbackStep& step : chain.steps) out.push_back(std::move(step.profile.name));
+  return out;
+}
 
 void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanState& state,
                      Decision& d) {
@@ -217,7 +236,7 @@ void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanStat
       d.trail.push_back("  min-gpu-memory unreadable: no fallback");
       continue;
     }
-    FallbackChain chain = ChainFor(context, catalog, resource, *wanted, products);
+    FallbackChain chain = ChainFor(context.snapshot, catalog, resource, *wanted, products);
     d.trail.push_back("  chain " + Names(chain.steps) + " (" + chain.source + ")");
     bool placed = false;
     for (const FallbackStep& step : chain.steps) {

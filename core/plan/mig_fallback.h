@@ -12,9 +12,19 @@
 // Thread safety: pure function.
 #pragma once
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "core/plan/planner.h"
 
 namespace gpuadmit {
+
+// The profiles a request for the MIG profile `profile` falls back to, in order: the chain the
+// fallback walks, over the GPU products whose nodes offer `profile` (or, when none does, every
+// product cut into MIG devices). `source`, when given, says where the order came from.
+std::vector<std::string> MigFallbackOrder(const InventorySnapshot& snapshot, const Policy& policy,
+                                          std::string_view profile, std::string* source = nullptr);
 
 void PlanMigFallback(const PodRequest& pod, const PlanContext& context, PlanState& state,
                      Decision& decision);

@@ -202,10 +202,12 @@ Decision Plan(const PodRequest& pod, const PlanContext& context) {
     return d;
   }
   PlanState state{pod.needs.containers, pod.needs.effective};
-  PlanRequirements(pod, context, state, d);
-  if (d.deny) return d;
-  PlanSharing(pod, context, state, d);
-  if (d.deny) return d;
+  if (!pod.claims_devices) {
+    PlanRequirements(pod, context, state, d);
+    if (d.deny) return d;
+    PlanSharing(pod, context, state, d);
+    if (d.deny) return d;
+  }
   PlanMigFallback(pod, context, state, d);
   if (d.deny) return d;
   PlanQueueGate(pod, context, state, d);

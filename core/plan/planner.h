@@ -46,6 +46,9 @@ struct PodRequest {
   std::string name;     // for messages: "Pod default/train-0" or "Deployment default/web"
   bool is_pod = false;  // a Pod, not a template: only Pods reserve devices and get pinned
   bool pin_node = false;  // a template steered to a node all the same (a workload's pinNode)
+  // Its GPU need is its DRA claims' (core/admission/claim_review.h), not its containers': the
+  // count and sharing stages leave it alone, and nothing is written into its containers.
+  bool claims_devices = false;
   // Of the pod (template); the annotations may be the custom resource's. Views into the
   // metadata From() read, which outlives the request as the spec does.
   ViewMap labels;

@@ -58,6 +58,7 @@ void ReadPolicy(const YAML::Node& root, PolicyValidator& v, Policy& p) {
          {"jobDefaults",
           [&](const Node& n, const Path& path) { ReadJobDefaults(n, path, v, p.job_defaults); }},
          {"queue", [&](const Node& n, const Path& path) { ReadQueue(n, path, v, p.queue); }},
+         {"dra", [&](const Node& n, const Path& path) { ReadDra(n, path, v, p.dra); }},
          // Before the mig section existed; a clear message beats "unknown key".
          {"migFallback", [&](const Node& n, const Path& path) {
             v.Report(n, path + " is now mig.fallback and mig.onExhausted (see docs/policy.md)");

@@ -232,6 +232,19 @@ struct QueuePolicy {
   bool operator==(const QueuePolicy&) const = default;
 };
 
+// How claims for DRA devices (resource.k8s.io ResourceClaims and ResourceClaimTemplates) are
+// written (docs/dra.md).
+struct DraPolicy {
+  // A claim for a MIG profile gets its fallbacks as a prioritized list (`firstAvailable`), for the
+  // scheduler's allocator to walk. false: the profile is chosen at admission, as for a pod's
+  // extended resources, for quota engines that accept no firstAvailable (Kueue, KAI).
+  bool first_available = true;
+  // A claim for more than one whole GPU gets a matchAttribute constraint on
+  // resource.kubernetes.io/pcieRoot, where some node has that many GPUs under one root.
+  bool align_pcie_root = false;
+  bool operator==(const DraPolicy&) const = default;
+};
+
 struct Policy {
   std::string annotation_prefix = "gpuadmit.io";
   FailureMode failure_mode = FailureMode::kOpen;
@@ -245,6 +258,7 @@ struct Policy {
   WorkerDefaults worker_defaults;
   JobDefaults job_defaults;
   QueuePolicy queue;
+  DraPolicy dra;
 
   // "<prefix>/<name>", the key of an annotation gpuadmit writes.
   std::string Annotation(std::string_view name) const;

@@ -53,6 +53,9 @@ void ReadPlacement(const YAML::Node& node, const std::string& path, PolicyValida
                    PlacementPolicy& out);
 
 // queue: waiting for GPUs, its timeout and namespaces (policy_queue.cc).
+// dra: how DRA claims are written (policy_dra.cc).
+void ReadDra(const YAML::Node& node, const std::string& path, PolicyValidator& v, DraPolicy& out);
+
 void ReadQueue(const YAML::Node& node, const std::string& path, PolicyValidator& v,
                QueuePolicy& out);
 

@@ -229,7 +229,8 @@ class ControlPlane:
             "--controllers", "deployment-controller,replicaset-controller,"
             "statefulset-controller,daemonset-controller,job-controller,cronjob-controller,"
             "garbage-collector-controller,namespace-controller,serviceaccount-controller,"
-            "ttl-after-finished-controller,disruption-controller,root-ca-certificate-publisher-controller",
+            "ttl-after-finished-controller,disruption-controller,root-ca-certificate-publisher-controller,"
+            "resourceclaim-controller",
             "--root-ca-file", self.pki.path("ca.crt"),
             # Each controller acts as its own service account, with its bootstrap role.
             "--use-service-account-credentials=true",
@@ -388,17 +389,23 @@ class ControlPlane:
                 hook.pop("matchConditions", None)
         return config
 
-    def register_webhook(self, port=None, match_conditions=True):
+    def register_webhook(self, port=None, match_conditions=True, placed=True):
         """Registers the webhook at https://127.0.0.1:PORT/mutate (gpuadmit's by default) and
-        waits until the apiserver calls it: a dry-run GPU pod comes back placed."""
+        waits until the apiserver calls it: a dry-run GPU pod comes back placed, or (`placed`
+        False, for a policy that places nothing) gpuadmit's metrics count its review."""
         port = port or self.gpuadmit_ports["gpuadmit"][0]
         config = self.webhook_configuration("https://127.0.0.1:%d/mutate" % port,
                                             match_conditions)
         api = self.api()
         api.apply("/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/gpuadmit",
                   config)
-        api.wait(lambda: _webhook_answers(api), WEBHOOK_LIVE_S,
-                 "the apiserver to call gpuadmit (a dry-run GPU pod placed)")
+        if placed:
+            api.wait(lambda: _webhook_answers(api), WEBHOOK_LIVE_S,
+                     "the apiserver to call gpuadmit (a dry-run GPU pod placed)")
+        else:
+            metrics = [m for p, m in self.gpuadmit_ports.values() if p == port][0]
+            api.wait(lambda: _review_counted(api, metrics), WEBHOOK_LIVE_S,
+                     "the apiserver to call gpuadmit (a dry-run GPU pod reviewed)")
         self.log("gpuadmit registered: %s" % config["webhooks"][0]["clientConfig"]["url"])
 
     # --- the end -------------------------------------------------------------------------------
@@ -448,6 +455,14 @@ PROBE_POD = {
     "spec": {"containers": [{"name": "probe", "image": "probe",
                              "resources": {"limits": {"nvidia.com/gpu": "1"}}}]},
 }
+
+
+def _review_counted(api, metrics_port):
+    api.create("/api/v1/namespaces/default/pods", PROBE_POD, dry_run=True)
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % metrics_port, timeout=5) as r:
+        text = r.read().decode()
+    return any(line.startswith("gpuadmit_admission_reviews_total") and not line.endswith(" 0")
+               for line in text.splitlines())
 
 
 def _webhook_answers(api):

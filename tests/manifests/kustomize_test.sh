@@ -284,7 +284,9 @@ def selector_matches(selector, labels):
 EXPECTED_RULES = {("", "v1", "pods"), ("apps", "v1", "deployments"),
                   ("apps", "v1", "replicasets"), ("apps", "v1", "statefulsets"),
                   ("apps", "v1", "daemonsets"), ("batch", "v1", "jobs"),
-                  ("batch", "v1", "cronjobs"), ("ome.io", "*", "inferenceservices")}
+                  ("batch", "v1", "cronjobs"), ("ome.io", "*", "inferenceservices"),
+                  ("resource.k8s.io", "v1", "resourceclaims"),
+                  ("resource.k8s.io", "v1", "resourceclaimtemplates")}
 
 def check_webhook(kinds, where, expect_ca=None):
     mwc = one(kinds, "MutatingWebhookConfiguration", "gpuadmit")
@@ -344,8 +346,8 @@ def check_webhook(kinds, where, expect_ca=None):
                 for res in r.get("resources", []):
                     got.add((g, v, res))
     report(got == EXPECTED_RULES, where + ": rules cover pods, deployments, replicasets, "
-           "statefulsets, daemonsets, jobs, cronjobs, the policy's OME inferenceservices and "
-           "nothing else", str(sorted(got)))
+           "statefulsets, daemonsets, jobs, cronjobs, the policy's OME inferenceservices, DRA "
+           "claims and claim templates, and nothing else", str(sorted(got)))
     report(not bad, where + ": every rule is CREATE+UPDATE, scope Namespaced", str(bad))
 
 def check_base(kinds, where, policy_text):
@@ -372,9 +374,12 @@ def check_base(kinds, where, policy_text):
                     perms.add((g, res, v))
     want = {("", res, v) for res in ("nodes", "pods") for v in ("get", "list", "watch")}
     want |= {("", "pods", "patch"), ("", "events", "create")}  # the capacity queue's lifter
+    want |= {("resource.k8s.io", res, v)
+             for res in ("resourceslices", "resourceclaims", "deviceclasses",
+                         "resourceclaimtemplates") for v in ("get", "list", "watch")}
     report(perms == want and not extra,
-           where + ": ClusterRole grants exactly get/list/watch on nodes and pods, patch on pods "
-           "and create on events",
+           where + ": ClusterRole grants exactly get/list/watch on nodes, pods and the DRA kinds, "
+           "patch on pods and create on events",
            str(sorted(perms)))
     lease_role = one(kinds, "Role", "gpuadmit-leader-election") or {}
     lease_perms = set()

@@ -3,12 +3,14 @@
 // utilisation and memory when a metrics source is given. From a --cluster file, or from the
 // Kubernetes API (--kubeconfig, or in-cluster by default) after one full sync.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <condition_variable>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 #include <nlohmann/json.hpp>
 
 #include "core/inventory/gpu_metrics.h"
@@ -36,6 +38,13 @@ Result<std::shared_ptr<const InventorySnapshot>> FromKubernetes(const Flags& f) 
   if (!nodes.ok()) return nodes.error();
   auto pods = KubeClient::Create(config.value());
   if (!pods.ok()) return pods.error();
+  std::vector<std::unique_ptr<KubeClient>> dra_clients;
+  for (int i = 0; i < 4; ++i) {
+    auto made = KubeClient::Create(config.value());
+    if (!made.ok()) return made.error();
+    dra_clients.push_back(std::move(made).value());
+  }
+  const DraApis dra{*dra_clients[0], *dra_clients[1], *dra_clients[2], *dra_clients[3]};
   Logger log(LogLevel::kError);
   SteadyClock clock;
   std::mutex mu;
@@ -48,7 +57,7 @@ Result<std::shared_ptr<const InventorySnapshot>> FromKubernetes(const Flags& f) 
         if (!first) first = std::move(s);
         published.notify_all();
       },
-      nullptr);
+      nullptr, &dra);
   inventory.Start();
   {
     std::unique_lock<std::mutex> lock(mu);
@@ -58,6 +67,11 @@ Result<std::shared_ptr<const InventorySnapshot>> FromKubernetes(const Flags& f) 
   if (!first)
     return Error{"no full list of nodes and pods from " + config.value().server + " within 60 s"};
   return first;
+}
+
+// Where a node's resource comes from: DRA devices, or the Node's allocatable (a device plugin).
+std::string SourceOf(const NodeInventory& n, const std::string& resource) {
+  return n.facts->dra_allocatable.contains(resource) ? "dra" : "plugin";
 }
 
 std::string Percent(std::optional<double> v) {
@@ -126,13 +140,15 @@ int InventoryCommand(int argc, char** argv) {
         resources[r] = {{"allocatable", alloc},
                         {"used", Get(n.used, r)},
                         {"queued", Get(n.queued, r)},
-                        {"free", n.Free(r)}};
+                        {"free", n.Free(r)},
+                        {"source", SourceOf(n, r)}};
       }
       json row = {{"node", n.name()},
                   {"product", n.Product()},
                   {"ready", n.facts->ready},
                   {"cordoned", n.facts->unschedulable},
                   {"resources", resources}};
+      if (!n.facts->dra_pools.empty()) row["draPools"] = n.facts->dra_pools;
       if (const NodeGpuMetrics* m = gpu(n)) {
         row["gpuUtilizationPercent"] =
             m->MeanUtilizationPercent() ? json(*m->MeanUtilizationPercent()) : json();
@@ -144,9 +160,9 @@ int InventoryCommand(int argc, char** argv) {
     return kExitOk;
   }
   constexpr std::string_view kRow =
-      "{:<24} {:<24} {:<16} {:<26} {:>6} {:>6} {:>7} {:>6} {:>5} {:>16}\n";
-  std::cout << fmt::format(fmt::runtime(kRow), "NODE", "PRODUCT", "STATUS", "RESOURCE", "ALLOC",
-                           "USED", "QUEUED", "FREE", "UTIL", "GPU MEMORY");
+      "{:<24} {:<24} {:<16} {:<26} {:<7} {:>6} {:>6} {:>7} {:>6} {:>5} {:>16}\n";
+  std::cout << fmt::format(fmt::runtime(kRow), "NODE", "PRODUCT", "STATUS", "RESOURCE", "SOURCE",
+                           "ALLOC", "USED", "QUEUED", "FREE", "UTIL", "GPU MEMORY");
   for (const NodeInventory& n : s.nodes()) {
     std::string status = n.facts->ready ? "Ready" : "NotReady";
     if (n.facts->unschedulable) status += ",Cordoned";
@@ -155,12 +171,17 @@ int InventoryCommand(int argc, char** argv) {
     std::string util = m ? Percent(m->MeanUtilizationPercent()) : "-";
     if (n.facts->allocatable.empty()) {
       std::cout << fmt::format(fmt::runtime(kRow), n.name(), product, status, "-", "-", "-", "-",
-                               "-", util, memory(m));
+                               "-", "-", util, memory(m));
     }
     for (const auto& [r, alloc] : n.facts->allocatable) {
-      std::cout << fmt::format(fmt::runtime(kRow), n.name(), product, status, r, alloc,
-                               Get(n.used, r), Get(n.queued, r), n.Free(r), util, memory(m));
+      std::cout << fmt::format(fmt::runtime(kRow), n.name(), product, status, r, SourceOf(n, r),
+                               alloc, Get(n.used, r), Get(n.queued, r), n.Free(r), util,
+                               memory(m));
     }
+  }
+  for (const NodeInventory& n : s.nodes()) {
+    if (n.facts->dra_pools.empty()) continue;
+    std::cout << fmt::format("DRA pools of {}: {}\n", n.name(), fmt::join(n.facts->dra_pools, ", "));
   }
   for (const auto& [r, count] : s.unplaceable()) {
     std::cout << fmt::format(

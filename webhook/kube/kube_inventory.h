@@ -1,6 +1,7 @@
-// KubeInventory: the live inventory. Two reflectors (nodes; non-terminal pods) mirror the
-// cluster into one ClusterState, and a publisher thread turns it into a new InventorySnapshot
-// after changes, at most once per publish interval, hands it to the request path, and releases
+// KubeInventory: the live inventory. Reflectors (nodes; non-terminal pods; with DRA,
+// ResourceSlices, ResourceClaims, DeviceClasses, ResourceClaimTemplates) mirror the cluster into
+// one ClusterState,
+// and a publisher thread turns it into a new InventorySnapshot after changes, at most once per publish interval, hands it to the request path, and releases
 // the reservations of pods that have arrived.
 //
 //   KubeInventory inventory(*nodes_api, *pods_api, clock, log, {},
@@ -42,13 +43,24 @@ struct KubeInventoryOptions {
   ReflectorOptions pods;
 };
 
+// Clients for the DRA kinds (resource.k8s.io/v1), one each: each reflector holds a watch open.
+struct DraApis {
+  KubeApi& slices;
+  KubeApi& claims;
+  KubeApi& classes;
+  KubeApi& templates;
+};
+
 class KubeInventory {
  public:
   using Publish = std::function<void(std::shared_ptr<const InventorySnapshot>)>;
 
-  // `nodes_api` and `pods_api` are separate clients: each reflector holds a watch open.
+  // `nodes_api` and `pods_api` are separate clients: each reflector holds a watch open. With
+  // `dra`, ResourceSlices, ResourceClaims, DeviceClasses and ResourceClaimTemplates are watched too, and a snapshot waits
+  // for their lists as for the others.
   KubeInventory(KubeApi& nodes_api, KubeApi& pods_api, const Clock& clock, Logger& log,
-                KubeInventoryOptions options, Publish publish, SharedLedger* ledger);
+                KubeInventoryOptions options, Publish publish, SharedLedger* ledger,
+                const DraApis* dra = nullptr);
   ~KubeInventory();
 
   void Start();
@@ -69,6 +81,9 @@ class KubeInventory {
 
  private:
   class Sink;
+  enum class Kind { kNodes, kPods, kSlices, kClaims, kClasses, kTemplates };
+  // Adds a reflector of `kind` over `api` (from the constructor only).
+  void Watch(KubeApi& api, const ReflectorOptions& options, Kind kind);
   void PublishLoop();
   void MarkDirty();
   void MarkDirtyLocked();  // state_mu_ held
@@ -87,10 +102,8 @@ class KubeInventory {
   std::atomic<bool> published_synced_{false};
   std::atomic<uint64_t> version_{0};
 
-  std::unique_ptr<Sink> node_sink_;
-  std::unique_ptr<Sink> pod_sink_;
-  std::unique_ptr<Reflector> nodes_;
-  std::unique_ptr<Reflector> pods_;
+  std::vector<std::unique_ptr<Sink>> sinks_;  // one per kind watched, nodes and pods first
+  std::vector<std::unique_ptr<Reflector>> reflectors_;
   std::vector<std::thread> threads_;
 };
 

@@ -1,5 +1,5 @@
 // KubeSource: serve's live inventory from the Kubernetes API, wired into the admission handler:
-// two clients (each reflector holds a watch open), a KubeInventory that publishes each snapshot
+// a client per kind watched (each reflector holds a watch open), a KubeInventory that publishes each snapshot
 // through the publisher and releases arrived reservations from the ledger, and the handler's
 // staleness check reading the inventory. `gpuadmit serve` and the fault tests build it the same
 // way.
@@ -33,10 +33,16 @@ namespace gpuadmit {
 struct KubeSource {
   std::unique_ptr<KubeClient> nodes_client;
   std::unique_ptr<KubeClient> pods_client;
+  // ResourceSlices, ResourceClaims, DeviceClasses, ResourceClaimTemplates: a cluster that does not serve
+  // resource.k8s.io/v1 answers 404, which counts as none.
+  std::unique_ptr<KubeClient> slices_client;
+  std::unique_ptr<KubeClient> claims_client;
+  std::unique_ptr<KubeClient> classes_client;
+  std::unique_ptr<KubeClient> templates_client;
   std::unique_ptr<KubeInventory> inventory;  // last: destroyed (stopped) before the clients
 };
 
-// Makes the two clients for `config` and starts the inventory, publishing through `publisher`. It
+// Makes the clients for `config` and starts the inventory, publishing through `publisher`. It
 // returns at once: the first list happens on the inventory's threads, and failures there are
 // retried with backoff, never returned. Errors: a client that cannot be made (a bad CA, key
 // or token file).

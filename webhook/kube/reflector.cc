@@ -31,7 +31,7 @@ Reflector::Reflector(KubeApi& api, const Clock& clock, Logger& log, ReflectorOpt
 void Reflector::Run() {
   while (!stopping()) {
     if (!List()) {
-      MarkDown();
+      if (!absent_) MarkDown();
       if (!Backoff()) return;
       continue;
     }
@@ -103,6 +103,19 @@ bool Reflector::List() {
       begun = false;
       continue;
     }
+    if (response.value().status == 404 && options_.absent_is_empty && next.empty()) {
+      // The API is not served (a cluster without it): nothing of this kind, and no outage.
+      if (!absent_) log_.Info("not served; counted as empty", {{"path", options_.path}});
+      absent_ = true;
+      if (!synced_.load()) {
+        sink_.BeginReplace();
+        sink_.CommitReplace();
+        synced_.store(true);
+      }
+      MarkUp();
+      return false;
+    }
+    absent_ = false;
     if (response.value().status != 200) {
       log_.Warn("list refused",
                 {{"path", options_.path}, {"status", std::to_string(response.value().status)}});

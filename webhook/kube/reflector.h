@@ -54,6 +54,9 @@ struct ReflectorOptions {
   // The watch's timeoutSeconds is drawn from [min, 2 * min], as client-go does with 5 min, so
   // that many watchers do not all reconnect at once.
   int min_watch_timeout_seconds = 300;
+  // A 404 on the list means the API is not served (resource.k8s.io on a cluster without DRA):
+  // the kind counts as listed and empty, is not down, and is listed again after each backoff.
+  bool absent_is_empty = false;
 };
 
 class Reflector {
@@ -93,6 +96,7 @@ class Reflector {
   std::string resource_version_;
   std::chrono::milliseconds backoff_;
   std::chrono::steady_clock::time_point healthy_since_;
+  bool absent_ = false;  // the last list was a 404 under absent_is_empty (Run thread only)
   std::mt19937 random_;
 
   std::atomic<bool> stopping_{false};

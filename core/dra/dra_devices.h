@@ -1,0 +1,82 @@
+// DraDevices: the DRA devices of the cluster, kept one ResourceSlice, ResourceClaim,
+// DeviceClass and ResourceClaimTemplate at a time, and counted per node in the extended resources decisions already speak
+// (a whole GPU of NVIDIA's driver is nvidia.com/gpu, a MIG device nvidia.com/mig-<profile>), so
+// every decision works the same whether a node's GPUs come from the device plugin or from DRA.
+//
+//   DraDevices dra;
+//   dra.UpsertSlice(ReadResourceSlice(slice));
+//   dra.UpsertClaim(ReadResourceClaim(claim));
+//   for (const auto& [node, counts] : dra.CountByNode()) counts.allocatable ...
+//
+// Counting: only a pool's newest generation counts (the scheduler ignores older slices). A
+// device is used while an allocated claim holds it. A device that draws on shared counters
+// (dynamic MIG: every profile a GPU could be cut into is published, and each consumes part of
+// the GPU) is free only while what it consumes is left; a resource's free count is how many of
+// its devices could still be allocated one after another from what is left, each resource
+// counted as if it alone were carved. Devices of slices without a node (network-attached) are
+// not counted.
+//
+// Thread safety: none; one writer owns it (ClusterState).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dra/dra_objects.h"
+#include "core/kube/resource_list.h"
+
+namespace gpuadmit {
+
+// What one node's DRA devices come to.
+struct DraNodeCounts {
+  // Devices allocated, plus those that could still be: what the node offers through DRA.
+  ResourceList allocatable;
+  // Devices held by allocated claims, but for the claims the scheduler makes for a pod's
+  // extended resources: that pod's requests count them (as any pod's do).
+  ResourceList used;
+  std::vector<std::string> pools;  // "driver/pool", in name order
+  std::string product;             // its first GPU's productName, as GFD labels it
+  int64_t memory_mib = 0;          // a whole GPU's memory capacity
+  int64_t gpus_per_pcie_root = 0;  // the most whole GPUs under one PCIe root
+  bool operator==(const DraNodeCounts&) const = default;
+};
+
+class DraDevices {
+ public:
+  void UpsertSlice(ResourceSliceRecord slice);
+  void DeleteSlice(std::string_view name);
+  void ReplaceSlices(std::vector<ResourceSliceRecord> slices);
+  void UpsertClaim(ResourceClaimRecord claim);
+  void DeleteClaim(std::string_view key);
+  void ReplaceClaims(std::vector<ResourceClaimRecord> claims);
+  void UpsertClass(DeviceClassRecord device_class);
+  void DeleteClass(std::string_view name);
+  void ReplaceClasses(std::vector<DeviceClassRecord> classes);
+  void UpsertTemplate(ClaimTemplateRecord claim_template);
+  void DeleteTemplate(std::string_view key);
+  void ReplaceTemplates(std::vector<ClaimTemplateRecord> templates);
+
+  bool empty() const { return slices_.empty(); }
+  size_t slice_count() const { return slices_.size(); }
+  size_t claim_count() const { return claims_.size(); }
+
+  // Every node with DRA devices, by name. O(devices + allocated devices).
+  std::map<std::string, DraNodeCounts, std::less<>> CountByNode() const;
+
+  // The DeviceClasses, by name.
+  const std::map<std::string, DeviceClassRecord, std::less<>>& classes() const { return classes_; }
+  // The ResourceClaimTemplates, by namespace/name: what a pod naming one asks.
+  const std::map<std::string, ClaimTemplateRecord, std::less<>>& templates() const {
+    return templates_;
+  }
+
+ private:
+  std::map<std::string, ResourceSliceRecord, std::less<>> slices_;
+  std::map<std::string, ResourceClaimRecord, std::less<>> claims_;
+  std::map<std::string, DeviceClassRecord, std::less<>> classes_;
+  std::map<std::string, ClaimTemplateRecord, std::less<>> templates_;
+};
+
+}  // namespace gpuadmit
