@@ -720,6 +720,44 @@ def case_inventory():
           "rc %d, gpu-small %r, stderr %r" % (p.returncode, small, p.stderr[-300:]))
 
 
+def case_dra():
+    """A cluster file of DRA objects: `inventory` counts the devices and says they are DRA's;
+    `review --explain` writes a claim template's MIG request as firstAvailable, with its trail."""
+    cluster = os.path.join(A.src, "tests/fixtures/dra/seed-cluster.json")
+    p = subprocess.run([A.gpuadmit, "inventory", "--cluster", cluster, "-o", "json"],
+                       capture_output=True, text=True, timeout=30)
+    rows = {r["node"]: r for r in json.loads(p.stdout)} if p.returncode == 0 else {}
+    medium = rows.get("h200-medium", {}).get("resources", {}).get(MIG2, {})
+    check("dra inventory: h200-medium's 2g.20gb from DRA, one held by a claim",
+          medium == {"allocatable": 12, "used": 1, "queued": 0, "free": 11, "source": "dra"},
+          "rc %d, %r, stderr %r" % (p.returncode, medium, p.stderr[-300:]))
+    spec = {"devices": {"requests": [{"name": "gpu", "exactly": {
+        "deviceClassName": "mig.nvidia.com", "count": 1, "selectors": [{"cel": {
+            "expression": "device.attributes['gpu.nvidia.com'].profile == '2g.20gb'"}}]}}]}}
+    review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": "dra-1", "namespace": "ml", "operation": "CREATE",
+        "kind": {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaimTemplate"},
+        "resource": {"group": "resource.k8s.io", "version": "v1",
+                     "resource": "resourceclaimtemplates"},
+        "object": {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                   "metadata": {"name": "mig", "namespace": "ml"}, "spec": {"spec": spec}}}}
+    p = subprocess.run([A.gpuadmit, "review", "--policy",
+                        os.path.join(A.src, "manifests/examples/policy.yaml"), "--cluster",
+                        cluster, "--explain", "-"], input=json.dumps(review),
+                       capture_output=True, text=True, timeout=30)
+    patch = []
+    if p.returncode == 0:
+        response = json.loads(p.stdout)["response"]
+        patch = json.loads(base64.b64decode(response.get("patch", "W10=")))
+    added = [op for op in patch if op["path"].endswith("/firstAvailable")]
+    check("dra review: the template's request becomes firstAvailable 2g-20gb, 1g-10gb",
+          len(added) == 1 and [s["name"] for s in added[0]["value"]] == ["2g-20gb", "1g-10gb"],
+          "rc %d, patch %r" % (p.returncode, patch))
+    check("dra review: --explain says the chain and the list written",
+          "chain 1g.10gb" in p.stderr and "firstAvailable 2g.20gb,1g.10gb" in p.stderr,
+          p.stderr[-400:])
+
+
 def t4_cluster(name, exporter_node):
     """Two copies of the recorded T4 node (gpu-t4-a, gpu-t4-b) and the recorded dcgm-exporter's
     pod (the metrics' host label is its name) on `exporter_node`."""
@@ -848,6 +886,7 @@ def main():
         case_metrics_listen(demo)
         case_metrics_per_node(demo)
         case_inventory()
+        case_dra()
         case_metrics()
     finally:
         kill_all()
