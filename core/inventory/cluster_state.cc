@@ -108,21 +108,6 @@ void ClusterState::DraChanged() {
   dra_changed_ = true;
 }
 
-void ClusterState::UpsertSlice(ResourceSliceRecord slice) {
-  dra_.UpsertSlice(std::move(slice));
-  DraChanged();
-}
-
-void ClusterState::DeleteSlice(std::string_view name) {
-  dra_.DeleteSlice(name);
-  DraChanged();
-}
-
-void ClusterState::ReplaceSlices(std::vector<ResourceSliceRecord> slices) {
-  dra_.ReplaceSlices(std::move(slices));
-  DraChanged();
-}
-
 void ClusterState::UpsertClaim(ResourceClaimRecord claim) {
   if (!claim.allocated.empty() && !claim.owner_pod.empty()) {
     auto pod = pods_.find(claim.owner_pod);
@@ -134,35 +119,7 @@ void ClusterState::UpsertClaim(ResourceClaimRecord claim) {
   DraChanged();
 }
 
-void ClusterState::DeleteClaim(std::string_view key) {
-  dra_.DeleteClaim(key);
-  DraChanged();
-}
 
-void ClusterState::ReplaceClaims(std::vector<ResourceClaimRecord> claims) {
-  dra_.ReplaceClaims(std::move(claims));
-  DraChanged();
-}
-
-void ClusterState::UpsertDeviceClass(DeviceClassRecord device_class) {
-  dra_.UpsertClass(std::move(device_class));
-}
-
-void ClusterState::DeleteDeviceClass(std::string_view name) { dra_.DeleteClass(name); }
-
-void ClusterState::ReplaceDeviceClasses(std::vector<DeviceClassRecord> classes) {
-  dra_.ReplaceClasses(std::move(classes));
-}
-
-void ClusterState::UpsertClaimTemplate(ClaimTemplateRecord claim_template) {
-  dra_.UpsertTemplate(std::move(claim_template));
-}
-
-void ClusterState::DeleteClaimTemplate(std::string_view key) { dra_.DeleteTemplate(key); }
-
-void ClusterState::ReplaceClaimTemplates(std::vector<ClaimTemplateRecord> templates) {
-  dra_.ReplaceTemplates(std::move(templates));
-}
 
 std::shared_ptr<const NodeFacts> ClusterState::FactsOf(
     const std::string& name, const std::shared_ptr<const NodeFacts>& facts) const {

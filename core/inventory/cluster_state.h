@@ -48,18 +48,15 @@ class ClusterState {
   // DRA objects: their devices count on their nodes (dra_devices.h) in every later snapshot. A
   // pod that names claims and asks no extended resource keeps its reservation until a claim
   // made for it is allocated (the devices count from then on), not merely until it arrives.
-  void UpsertSlice(ResourceSliceRecord slice);
-  void DeleteSlice(std::string_view name);
-  void ReplaceSlices(std::vector<ResourceSliceRecord> slices);
+  // `edit` changes the DRA objects (DraDevices' Upsert, Delete and Replace calls).
+  template <typename Edit>
+  void EditDra(Edit edit) {
+    edit(dra_);
+    DraChanged();
+  }
+  // A claim, as EditDra would upsert it; allocated, it releases the reservation of the pod it
+  // was made for.
   void UpsertClaim(ResourceClaimRecord claim);
-  void DeleteClaim(std::string_view key);
-  void ReplaceClaims(std::vector<ResourceClaimRecord> claims);
-  void UpsertDeviceClass(DeviceClassRecord device_class);
-  void DeleteDeviceClass(std::string_view name);
-  void ReplaceDeviceClasses(std::vector<DeviceClassRecord> classes);
-  void UpsertClaimTemplate(ClaimTemplateRecord claim_template);
-  void DeleteClaimTemplate(std::string_view key);
-  void ReplaceClaimTemplates(std::vector<ClaimTemplateRecord> templates);
   const DraDevices& dra() const { return dra_; }
 
   size_t node_count() const { return nodes_.size(); }

@@ -174,10 +174,16 @@ Result<InventorySnapshot> InventorySnapshot::FromObjects(const nlohmann::json& l
     if (kind == item.end() || !kind->is_string()) continue;
     if (*kind == "Node") state.UpsertNode(ReadNode(item));
     if (*kind == "Pod") state.UpsertPod(ReadPod(item, state.reservation_annotation()));
-    if (*kind == "ResourceSlice") state.UpsertSlice(ReadResourceSlice(item));
     if (*kind == "ResourceClaim") state.UpsertClaim(ReadResourceClaim(item));
-    if (*kind == "DeviceClass") state.UpsertDeviceClass(ReadDeviceClass(item));
-    if (*kind == "ResourceClaimTemplate") state.UpsertClaimTemplate(ReadClaimTemplate(item));
+    if (*kind == "ResourceSlice") {
+      state.EditDra([&](DraDevices& d) { d.UpsertSlice(ReadResourceSlice(item)); });
+    }
+    if (*kind == "DeviceClass") {
+      state.EditDra([&](DraDevices& d) { d.UpsertClass(ReadDeviceClass(item)); });
+    }
+    if (*kind == "ResourceClaimTemplate") {
+      state.EditDra([&](DraDevices& d) { d.UpsertTemplate(ReadClaimTemplate(item)); });
+    }
   }
   return state.Snapshot(1);
 }

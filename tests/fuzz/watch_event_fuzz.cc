@@ -64,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     node.name = slice.node;
     node.ready = true;
     state.UpsertNode(std::move(node));
-    state.UpsertSlice(std::move(slice));
+    state.EditDra([&](gpuadmit::DraDevices& d) { d.UpsertSlice(std::move(slice)); });
   } else if (kind == 3) {
     gpuadmit::ResourceClaimRecord claim = gpuadmit::ReadResourceClaim(object);
     SameOrAbort(claim, gpuadmit::ReadResourceClaim(dom_object));

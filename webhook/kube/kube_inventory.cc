@@ -57,16 +57,16 @@ class KubeInventory::Sink final : public ReflectorSink {
           state.ReplacePods(std::move(staged_pods_));
           break;
         case Kind::kSlices:
-          state.ReplaceSlices(std::move(staged_slices_));
+          state.EditDra([&](DraDevices& d) { d.ReplaceSlices(std::move(staged_slices_)); });
           break;
         case Kind::kClaims:
-          state.ReplaceClaims(std::move(staged_claims_));
+          state.EditDra([&](DraDevices& d) { d.ReplaceClaims(std::move(staged_claims_)); });
           break;
         case Kind::kClasses:
-          state.ReplaceDeviceClasses(std::move(staged_classes_));
+          state.EditDra([&](DraDevices& d) { d.ReplaceClasses(std::move(staged_classes_)); });
           break;
         case Kind::kTemplates:
-          state.ReplaceClaimTemplates(std::move(staged_templates_));
+          state.EditDra([&](DraDevices& d) { d.ReplaceTemplates(std::move(staged_templates_)); });
           break;
       }
       // Under the state's lock, so the publisher sees the list and this flag together.
@@ -116,18 +116,27 @@ class KubeInventory::Sink final : public ReflectorSink {
         deleted ? state.DeletePod(ObjectKey(object)) : state.UpsertPod(std::move(*pod));
         break;
       case Kind::kSlices:
-        deleted ? state.DeleteSlice(slice->name) : state.UpsertSlice(std::move(*slice));
+        state.EditDra([&](DraDevices& d) {
+          deleted ? d.DeleteSlice(slice->name) : d.UpsertSlice(std::move(*slice));
+        });
         break;
       case Kind::kClaims:
-        deleted ? state.DeleteClaim(claim->key) : state.UpsertClaim(std::move(*claim));
+        if (deleted) {
+          state.EditDra([&](DraDevices& d) { d.DeleteClaim(claim->key); });
+        } else {
+          state.UpsertClaim(std::move(*claim));
+        }
         break;
       case Kind::kClasses:
-        deleted ? state.DeleteDeviceClass(device_class->name)
-                : state.UpsertDeviceClass(std::move(*device_class));
+        state.EditDra([&](DraDevices& d) {
+          deleted ? d.DeleteClass(device_class->name) : d.UpsertClass(std::move(*device_class));
+        });
         break;
       case Kind::kTemplates:
-        deleted ? state.DeleteClaimTemplate(claim_template->key)
-                : state.UpsertClaimTemplate(std::move(*claim_template));
+        state.EditDra([&](DraDevices& d) {
+          deleted ? d.DeleteTemplate(claim_template->key)
+                  : d.UpsertTemplate(std::move(*claim_template));
+        });
         break;
     }
     owner_.MarkDirtyLocked();

@@ -174,6 +174,56 @@ TEST(ClaimReview, OptedOutUpdatedOrAlreadyPrioritizedClaimsAreLeftAsWritten) {
   EXPECT_FALSE(ResponseOf(TemplateReview(spec), s, p).contains("patch"));
 }
 
+// A CREATE review of Pod ml/burst-0 whose one claim comes from the template ml/mig-2g.
+json PodReview() {
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "burst-0"}, {"namespace", "ml"}}},
+              {"spec",
+               {{"resourceClaims", json::array({{{"name", "gpu"},
+                                                 {"resourceClaimTemplateName", "mig-2g"}}})},
+                {"containers", json::array({{{"name", "cuda"},
+                                             {"image", "cuda"},
+                                             {"resources", {{"claims", json::array({{{"name", "gpu"}}})}}}}})}}}};
+  return {{"apiVersion", "admission.k8s.io/v1"},
+          {"kind", "AdmissionReview"},
+          {"request",
+           {{"uid", "u-pod"},
+            {"kind", {{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}},
+            {"resource", {{"group", ""}, {"version", "v1"}, {"resource", "pods"}}},
+            {"namespace", "ml"},
+            {"operation", "CREATE"},
+            {"object", pod}}}};
+}
+
+json WithTemplate(json cluster) {
+  json t = TemplateReview(MigSpec("mig.nvidia.com", kProfile2g))["request"]["object"];
+  cluster["items"].push_back(t);
+  return cluster;
+}
+
+// The node the patched pod's preferred hostname term names.
+std::string PreferredNode(const json& pod) {
+  return pod["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+            [0]["preference"]["matchExpressions"][0]["values"][0];
+}
+
+TEST(ClaimReview, APodNamingAClaimTemplateIsSteeredWhereItsProfileIsFreeAsDraDevices) {
+  Policy p;
+  json review = PodReview();
+  // 2g.20gb free on h200-medium only.
+  InventorySnapshot free = SnapshotOf(WithTemplate(ReadJsonFile("tests/fixtures/dra/seed-cluster.json")));
+  json pod = Patched(review, ResponseOf(review, free, p))["request"]["object"];
+  EXPECT_EQ(PreferredNode(pod), "h200-medium");
+  EXPECT_EQ(pod["spec"]["containers"], review["request"]["object"]["spec"]["containers"]);
+  // None free: where a 1g.10gb is, the allocator's second choice, said in the annotation.
+  InventorySnapshot taken = SnapshotOf(WithTemplate(SeedWithout2g()));
+  pod = Patched(review, ResponseOf(review, taken, p))["request"]["object"];
+  EXPECT_EQ(PreferredNode(pod), "h200-small");
+  EXPECT_EQ(pod["metadata"]["annotations"]["gpuadmit.io/fallback"], "2g.20gb->1g.10gb");
+  EXPECT_EQ(pod["spec"]["containers"], review["request"]["object"]["spec"]["containers"]);
+}
+
 // A node of `gpus` whole GPUs, two under each PCIe root, published by NVIDIA's driver.
 json WholeGpuCluster(int gpus) {
   json devices = json::array();

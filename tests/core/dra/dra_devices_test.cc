@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/inventory/cluster_state.h"
 #include "core/inventory/inventory.h"
 #include "tests/fakes/test_cluster.h"
 
@@ -149,6 +150,35 @@ TEST(DraSelectors, DeviceResourceNamesNvidiasDevicesAsTheDevicePluginDoes) {
   EXPECT_EQ(DeviceResource("gpu.nvidia.com", mig), "nvidia.com/mig-1g.10gb");
   EXPECT_EQ(DeviceResource("gpu.nvidia.com", channel), "");
   EXPECT_EQ(DeviceResource("gpu.example.com", gpu), "");
+}
+
+}  // namespace
+}  // namespace gpuadmit
+
+namespace gpuadmit {
+namespace {
+
+TEST(DraReservations, APodOfClaimsKeepsItsReservationUntilItsClaimIsAllocated) {
+  ClusterState state("gpuadmit.io/reservation");
+  PodRecord pod;
+  pod.key = "ml/burst-0";
+  pod.reservation = "uid-1";
+  pod.names_claims = true;
+  state.UpsertPod(pod);
+  EXPECT_EQ(state.TakeArrivedReservations(), std::vector<std::string>{});  // counts nothing yet
+  ResourceClaimRecord claim{.key = "ml/burst-0-gpu-x", .owner_pod = "ml/burst-0"};
+  state.UpsertClaim(claim);  // made, not allocated
+  EXPECT_EQ(state.TakeArrivedReservations(), std::vector<std::string>{});
+  claim.allocated = {{"gpu.nvidia.com", "h200-medium", "gpu-0-mig-2g20gb-14-0"}};
+  state.UpsertClaim(claim);
+  EXPECT_EQ(state.TakeArrivedReservations(), std::vector<std::string>{"uid-1"});
+  // A pod asking an extended resource is counted, so its arrival ends its reservation.
+  PodRecord extended = pod;
+  extended.key = "ml/plain";
+  extended.reservation = "uid-2";
+  extended.need = ResourceList{{"nvidia.com/gpu", 1}};
+  state.UpsertPod(extended);
+  EXPECT_EQ(state.TakeArrivedReservations(), std::vector<std::string>{"uid-2"});
 }
 
 }  // namespace
