@@ -52,12 +52,14 @@ InventoryGauges ComputeInventoryGauges(const InventorySnapshot& snapshot,
       g.queued = Get(n.queued, resource);
       g.reserved = Get(node_reserved, resource);
       g.free = std::max<int64_t>(0, g.allocatable - g.used - g.queued - g.reserved);
+      g.dra = Get(n.facts->dra_allocatable, resource);
       ResourceGauges& sum = out.cluster[resource];
       sum.allocatable += g.allocatable;
       sum.used += g.used;
       sum.queued += g.queued;
       sum.reserved += g.reserved;
       sum.free += g.free;
+      sum.dra += g.dra;
       int64_t stranded = 0;
       auto profile = ParseMigResource(resource);
       if (profile && mig_waiting && !waiting_profiles.contains(profile->name)) {

@@ -12,7 +12,8 @@
 //   queued       the needs of unbound pods counted on it (queued_demand.h); pods that fit on no
 //                node are not on any node and not in this sum;
 //   reserved     devices admission decisions reserved on it for pods not yet seen;
-//   free         max(0, allocatable - used - queued - reserved): what a decision may hand out.
+//   free         max(0, allocatable - used - queued - reserved): what a decision may hand out;
+//   dra          the part of allocatable that DRA devices make up (NodeFacts::dra_allocatable).
 //   stranded     (MIG only, in compute slices) while unbound MIG pods fit on no node
 //                (InventorySnapshot::unplaceable()), the free instances of each profile that none
 //                of them asks for. A pod's profile is fixed once admitted, so such an instance
@@ -39,6 +40,7 @@ struct ResourceGauges {
   int64_t queued = 0;
   int64_t reserved = 0;
   int64_t free = 0;
+  int64_t dra = 0;
   bool operator==(const ResourceGauges&) const = default;
 };
 

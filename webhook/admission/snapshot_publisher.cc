@@ -17,7 +17,8 @@ void SnapshotPublisher::Publish(std::shared_ptr<const InventorySnapshot> snapsho
   std::vector<Metrics::StrandedSeries> stranded;
   auto add = [&](const std::string& node, const auto& by_resource, const auto& by_profile) {
     for (const auto& [resource, g] : by_resource) {
-      resources.push_back({node, resource, g.allocatable, g.used, g.queued, g.reserved, g.free});
+      resources.push_back(
+          {node, resource, g.allocatable, g.used, g.queued, g.reserved, g.free, g.dra});
     }
     for (const auto& [profile, slices] : by_profile) stranded.push_back({node, profile, slices});
   };

@@ -122,6 +122,9 @@ constexpr ResourceGaugeInfo kResourceGauges[] = {
     {"gpuadmit_cluster_resource_free", &Metrics::ResourceSeries::free,
      "Count of an extended resource a decision may hand out: per node, allocatable less used, "
      "queued and reserved, never below zero."},
+    {"gpuadmit_cluster_resource_dra_allocatable", &Metrics::ResourceSeries::dra,
+     "The part of an extended resource's allocatable count that DRA devices make up "
+     "(ResourceSlices of NVIDIA's DRA driver)."},
 };
 constexpr std::string_view kStranded = "gpuadmit_mig_stranded_slices";
 constexpr std::string_view kStrandedHelp =

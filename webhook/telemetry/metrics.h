@@ -135,7 +135,7 @@ class Metrics {
   struct ResourceSeries {
     std::string node;
     std::string resource;
-    int64_t allocatable = 0, used = 0, queued = 0, reserved = 0, free = 0;
+    int64_t allocatable = 0, used = 0, queued = 0, reserved = 0, free = 0, dra = 0;
   };
   struct StrandedSeries {
     std::string node;  // "": cluster-wide
@@ -143,7 +143,7 @@ class Metrics {
     int64_t slices = 0;
   };
   // The gauges of the snapshot just handed to decisions, published at `unix_seconds`: renders
-  // gpuadmit_cluster_resource_{allocatable,used,queued,reserved,free}{[node,]resource},
+  // gpuadmit_cluster_resource_{allocatable,used,queued,reserved,free,dra_allocatable}{[node,]resource},
   // gpuadmit_mig_stranded_slices{[node,]profile} (in the order given) and
   // gpuadmit_inventory_last_update_timestamp_seconds, and swaps that text in whole. Absent from
   // /metrics until the first call. Called by the snapshot's publisher, never per scrape.

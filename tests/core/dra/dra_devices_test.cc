@@ -7,6 +7,7 @@
 
 #include "core/inventory/cluster_state.h"
 #include "core/inventory/inventory.h"
+#include "core/inventory/inventory_gauges.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace gpuadmit {
@@ -58,6 +59,14 @@ TEST(DraDevices, SeedClusterCountsItsMigDevicesAsExtendedResourcesLessTheClaimed
   ASSERT_EQ(s.NodesOffering(k2g).size(), 1u);
   EXPECT_EQ(s.device_classes().size(), 2u);
   EXPECT_EQ(s.device_classes().at("mig.nvidia.com").selects.type, "mig");
+}
+
+TEST(DraDevices, TheGaugesSayWhichPartOfAllocatableIsDra) {
+  InventoryGauges g = ComputeInventoryGauges(
+      SnapshotOf(ReadJsonFile("tests/fixtures/dra/seed-cluster.json")), {}, false);
+  EXPECT_EQ(g.cluster.at(k2g),
+            (ResourceGauges{.allocatable = 12, .used = 1, .free = 11, .dra = 12}));
+  EXPECT_EQ(g.cluster.at(k1g).dra, 32);
 }
 
 TEST(DraDevices, DynamicMigCountsWhatTheCountersLeaveForEachProfile) {
