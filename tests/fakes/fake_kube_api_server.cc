@@ -123,6 +123,10 @@ FakeKubeApiServer::FakeKubeApiServer(std::string token, const std::string& clien
   resources_["pods"].list_kind = "PodList";
   resources_["leases"].list_kind = "LeaseList";
   resources_["events"].list_kind = "EventList";
+  resources_["resourceslices"].list_kind = "ResourceSliceList";
+  resources_["resourceclaims"].list_kind = "ResourceClaimList";
+  resources_["deviceclasses"].list_kind = "DeviceClassList";
+  resources_["resourceclaimtemplates"].list_kind = "ResourceClaimTemplateList";
   resources_.try_emplace("version");  // for its faults
   // What kube-apiserver 1.31.0 answers, less its build fields (buildDate, goVersion, ...).
   version_ = {
@@ -145,6 +149,11 @@ void FakeKubeApiServer::Listen(int port) {
                [this](const httplib::Request& req, httplib::Response& res) {
                  Serve(req, res, req.matches[1].str());
                });
+  server_->Get(
+      R"(/apis/resource\.k8s\.io/v1/(resourceslices|resourceclaims|deviceclasses|resourceclaimtemplates))",
+      [this](const httplib::Request& req, httplib::Response& res) {
+        Serve(req, res, req.matches[1].str());
+      });
   const std::string leases = R"(/apis/coordination\.k8s\.io/v1/namespaces/([^/]+)/leases)";
   auto serve_lease = [this](const httplib::Request& req, httplib::Response& res) {
     ServeLease(req, res);

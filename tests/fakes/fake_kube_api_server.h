@@ -110,7 +110,9 @@ class FakeKubeApiServer {
   const std::string& ca_file() const { return tls_.cert_file(); }
   void SetToken(std::string token);
 
-  // `resource` is "nodes" or "pods". Items are served in this order, at `resource_version`.
+  // `resource` is "nodes", "pods", or a DRA kind of resource.k8s.io/v1 ("resourceslices",
+  // "resourceclaims", "deviceclasses", "resourceclaimtemplates": an empty list until set).
+  // Items are served in this order, at `resource_version`.
   void SetObjects(const std::string& resource, const std::vector<nlohmann::json>& items,
                   std::string resource_version);
   // Recorded List bodies served verbatim: the first to a request without `continue`, page i+1 to

@@ -180,7 +180,7 @@ KubeInventory::KubeInventory(KubeApi& nodes_api, KubeApi& pods_api, const Clock&
                    Kind::kTemplates}}) {
     ReflectorOptions o = options_.nodes;
     o.path = path;
-    o.absent_is_empty = true;  // a cluster without DRA serves no resource.k8s.io/v1
+    o.absent_is_empty = true;  // a cluster without DRA, or a ClusterRole without its rules
     Watch(*api, o, kind);
   }
 }

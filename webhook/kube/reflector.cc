@@ -103,9 +103,17 @@ bool Reflector::List() {
       begun = false;
       continue;
     }
-    if (response.value().status == 404 && options_.absent_is_empty && next.empty()) {
-      // The API is not served (a cluster without it): nothing of this kind, and no outage.
-      if (!absent_) log_.Info("not served; counted as empty", {{"path", options_.path}});
+    const int status = response.value().status;
+    if ((status == 404 || status == 403) && options_.absent_is_empty && next.empty()) {
+      // Not served (a cluster without the API), or not permitted (a ClusterRole from before it
+      // was read): nothing of this kind, and no outage that would keep decisions waiting.
+      if (!absent_ && status == 404) {
+        log_.Info("not served; counted as empty", {{"path", options_.path}});
+      }
+      if (!absent_ && status == 403) {
+        log_.Warn("list forbidden; counted as empty until the ClusterRole allows list and watch",
+                  {{"path", options_.path}});
+      }
       absent_ = true;
       if (!synced_.load()) {
         sink_.BeginReplace();

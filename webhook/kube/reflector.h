@@ -54,8 +54,10 @@ struct ReflectorOptions {
   // The watch's timeoutSeconds is drawn from [min, 2 * min], as client-go does with 5 min, so
   // that many watchers do not all reconnect at once.
   int min_watch_timeout_seconds = 300;
-  // A 404 on the list means the API is not served (resource.k8s.io on a cluster without DRA):
-  // the kind counts as listed and empty, is not down, and is listed again after each backoff.
+  // A 404 on the list means the API is not served (resource.k8s.io on a cluster without DRA),
+  // a 403 that gpuadmit may not read it (a ClusterRole from an older release; logged as a
+  // warning): either way the kind counts as listed and empty, is not down, and is listed again
+  // after each backoff.
   bool absent_is_empty = false;
 };
 
