@@ -31,7 +31,9 @@ ExactAsk ReadAsk(JsonView exactly, const InventorySnapshot& snapshot) {
   ExactAsk ask;
   ask.device_class = exactly["deviceClassName"].string();
   ask.all = exactly["allocationMode"].string() == "All";
-  if (exactly["count"].is_number_integer()) ask.count = exactly["count"].integer();
+  if (exactly["count"].is_number_integer()) {
+    ask.count = std::max<int64_t>(1, exactly["count"].integer());  // the API asks at least 1
+  }
   ReadSelectors(exactly["selectors"], ask.facts);
   const bool had_profile = !ask.facts.profile.empty();
   auto cls = snapshot.device_classes().find(ask.device_class);
@@ -60,7 +62,8 @@ json RetargetSelectors(JsonView selectors, const std::string& from, const std::s
     for (char quote : {'\'', '"'}) {
       std::string was = quote + from + quote;
       std::string now = quote + to + quote;
-      for (size_t at = text.find(was); at != std::string::npos; at = text.find(was, at + now.size())) {
+      for (size_t at = text.find(was); at != std::string::npos;
+           at = text.find(was, at + now.size())) {
         text.replace(at, was.size(), now);
       }
     }
@@ -289,7 +292,8 @@ ClaimDecision PlanClaim(const GroupVersionKind& kind, JsonView object,
     if (to == order.end()) {
       d.tally.Mark(DecisionPoint::kMigExhausted);
       d.warnings.push_back(Joined({"gpuadmit: claim request ", name, ": ", profile,
-                                   " is free on no node, and no fallback is either; left as written"}));
+                                   " is free on no node, and no fallback is either; left as ",
+                                   "written"}));
       continue;
     }
     d.patch.Add(request_at / "exactly", Retarget(exactly, ask, snapshot, *to));

@@ -1,7 +1,9 @@
 // Claims for DRA devices: what gpuadmit changes in a ResourceClaim, or in the claim a
 // ResourceClaimTemplate makes, at CREATE (a claim's spec is immutable after).
 //
-//   if (IsClaimKind(request.kind)) ClaimDecision d = PlanClaim(request.kind, object, snapshot, policy);
+//   if (IsClaimKind(request.kind)) {
+//     ClaimDecision d = PlanClaim(request.kind, object, snapshot, policy);
+//   }
 //
 // Each device request written `exactly`:
 //   - asking for a MIG profile (a `profile == '...'` selector, or a DeviceClass that selects one):

@@ -138,7 +138,10 @@ std::map<std::string, DraNodeCounts, std::less<>> DraDevices::CountByNode() cons
         ++node.allocatable[resource];
         if (!held_for_pods.contains(ref)) ++node.used[resource];
         for (const auto& [set, counters] : d->consumes) {
-          for (const auto& [counter, amount] : counters) pool.counters[set][counter] -= amount;
+          for (const auto& [counter, amount] : counters) {
+            int64_t& left = pool.counters[set][counter];  // both >= 0: no overflow
+            left = left > amount ? left - amount : 0;
+          }
         }
         continue;
       }

@@ -1,7 +1,8 @@
 // DraDevices: the DRA devices of the cluster, kept one ResourceSlice, ResourceClaim,
-// DeviceClass and ResourceClaimTemplate at a time, and counted per node in the extended resources decisions already speak
-// (a whole GPU of NVIDIA's driver is nvidia.com/gpu, a MIG device nvidia.com/mig-<profile>), so
-// every decision works the same whether a node's GPUs come from the device plugin or from DRA.
+// DeviceClass and ResourceClaimTemplate at a time, and counted per node in the extended
+// resources decisions already speak (a whole GPU of NVIDIA's driver is nvidia.com/gpu, a MIG
+// device nvidia.com/mig-<profile>), so every decision works the same whether a node's GPUs come
+// from the device plugin or from DRA.
 //
 //   DraDevices dra;
 //   dra.UpsertSlice(ReadResourceSlice(slice));

@@ -1,5 +1,6 @@
 #include "core/dra/dra_objects.h"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
@@ -21,9 +22,10 @@ std::string Attribute(JsonView attributes, std::string_view driver, std::string_
   return "";
 }
 
+// A counter's amount in thousandths; 0 for one unreadable or below zero (the API allows none).
 int64_t Milli(JsonView quantity) {
   auto milli = ParseQuantityMilli(quantity["value"].string());
-  return milli.ok() ? milli.value() : 0;
+  return milli.ok() && milli.value() > 0 ? milli.value() : 0;
 }
 
 // {counters: {name: {value}}} -> name -> thousandths.
@@ -45,7 +47,9 @@ DraDevice ReadDevice(JsonView d, std::string_view driver, std::string_view slice
   device.pcie_root = Attribute(attributes, driver, kPcieRootAttribute);
   JsonView memory = d["capacity"]["memory"];
   if (!memory.present()) memory = d["capacity"][std::string(driver) + "/memory"];
-  if (auto mib = ParseMemoryMib(memory["value"].string()); mib.ok()) device.memory_mib = mib.value();
+  if (auto mib = ParseMemoryMib(memory["value"].string()); mib.ok()) {
+    device.memory_mib = mib.value();
+  }
   for (JsonView use : d["consumesCounters"].Elements()) {
     device.consumes[std::string(use["counterSet"].string())] = Counters(use["counters"]);
   }
@@ -65,7 +69,8 @@ std::optional<std::string> ComparedTo(std::string_view cel, std::string_view fie
       ++i;
       if (i >= cel.size() || cel[i] != ']') continue;
       ++i;
-    } else if (i < cel.size() && (std::isalnum(static_cast<unsigned char>(cel[i])) || cel[i] == '_')) {
+    } else if (i < cel.size() &&
+               (std::isalnum(static_cast<unsigned char>(cel[i])) != 0 || cel[i] == '_')) {
       continue;  // a longer name: .typeName is not .type
     }
     while (i < cel.size() && cel[i] == ' ') ++i;
@@ -106,7 +111,9 @@ ResourceSliceRecord ReadResourceSlice(JsonView slice) {
   r.pool = spec["pool"]["name"].string();
   r.generation = spec["pool"]["generation"].integer();
   r.node = spec["nodeName"].string();
-  for (JsonView d : spec["devices"].Elements()) r.devices.push_back(ReadDevice(d, r.driver, r.node));
+  for (JsonView d : spec["devices"].Elements()) {
+    r.devices.push_back(ReadDevice(d, r.driver, r.node));
+  }
   for (JsonView set : spec["sharedCounters"].Elements()) {
     r.counters[std::string(set["name"].string())] = Counters(set["counters"]);
   }
@@ -146,7 +153,7 @@ std::vector<DeviceAlternative> ReadAlternatives(JsonView request) {
     DeviceAlternative a;
     a.device_class = r["deviceClassName"].string();
     a.all = r["allocationMode"].string() == "All";
-    if (r["count"].is_number_integer()) a.count = r["count"].integer();
+    if (r["count"].is_number_integer()) a.count = std::max<int64_t>(1, r["count"].integer());
     ReadSelectors(r["selectors"], a.selects);
     return a;
   };

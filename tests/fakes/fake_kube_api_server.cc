@@ -150,7 +150,8 @@ void FakeKubeApiServer::Listen(int port) {
                  Serve(req, res, req.matches[1].str());
                });
   server_->Get(
-      R"(/apis/resource\.k8s\.io/v1/(resourceslices|resourceclaims|deviceclasses|resourceclaimtemplates))",
+      R"(/apis/resource\.k8s\.io/v1/)"
+      R"((resourceslices|resourceclaims|deviceclasses|resourceclaimtemplates))",
       [this](const httplib::Request& req, httplib::Response& res) {
         Serve(req, res, req.matches[1].str());
       });

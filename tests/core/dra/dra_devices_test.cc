@@ -96,6 +96,20 @@ TEST(DraDevices, DynamicMigCountsWhatTheCountersLeaveForEachProfile) {
   EXPECT_EQ(n.used, (ResourceList{{"nvidia.com/mig-3g.40gb", 1}}));
 }
 
+TEST(DraDevices, DevicesHeldPastTheirCountersLeaveNothingAndNoNegativeCount) {
+  // The whole GPU and a 1g.10gb on its first slice, both held: more than the GPU has.
+  json cluster = ReadJsonFile("tests/fixtures/dra/partitionable.json");
+  cluster["items"].push_back(HeldBy("whole", "a100-dyn", "gpu-0"));
+  cluster["items"].push_back(HeldBy("small", "a100-dyn", "gpu-0-mig-1g10gb-19-0"));
+  InventorySnapshot s = SnapshotOf(cluster);
+  const NodeInventory& n = NodeOf(s, "a100-dyn");
+  for (const auto& [resource, count] : n.facts->allocatable) {
+    EXPECT_EQ(n.Free(resource), 0) << resource;
+    EXPECT_GE(count, 0) << resource;
+  }
+  EXPECT_EQ(n.used, (ResourceList{{"nvidia.com/gpu", 1}, {k1g, 1}}));
+}
+
 TEST(DraDevices, OnlyAPoolsNewestGenerationCounts) {
   json cluster = ReadJsonFile("tests/fixtures/dra/seed-cluster.json");
   for (json& item : cluster["items"]) {
