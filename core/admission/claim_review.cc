@@ -18,28 +18,26 @@ using nlohmann::json;
 // 8: the API's limit on a request's firstAvailable entries.
 constexpr size_t kMaxSubRequests = 8;
 
+// What `a` asks with its DeviceClass's selectors (as the snapshot holds it) filled in.
+SelectorFacts Resolved(const DeviceAlternative& a, const InventorySnapshot& snapshot) {
+  auto cls = snapshot.device_classes().find(a.device_class);
+  return WithClass(a.selects, a.device_class,
+                   cls == snapshot.device_classes().end() ? nullptr : &cls->second);
+}
+
 // What one `exactly` request asks for, as far as gpuadmit can read it.
 struct ExactAsk {
   std::string device_class;
   int64_t count = 1;
-  bool all = false;                   // allocationMode All
-  SelectorFacts facts;                // the request's selectors, then its class's
-  bool profile_from_class = false;    // the profile is the class's, not a selector's
+  bool all = false;                 // allocationMode All
+  SelectorFacts facts;              // the request's selectors, then its class's
+  bool profile_from_class = false;  // the profile is the class's, not a selector's
 };
 
-ExactAsk ReadAsk(JsonView exactly, const InventorySnapshot& snapshot) {
-  ExactAsk ask;
-  ask.device_class = exactly["deviceClassName"].string();
-  ask.all = exactly["allocationMode"].string() == "All";
-  if (exactly["count"].is_number_integer()) {
-    ask.count = std::max<int64_t>(1, exactly["count"].integer());  // the API asks at least 1
-  }
-  ReadSelectors(exactly["selectors"], ask.facts);
-  const bool had_profile = !ask.facts.profile.empty();
-  auto cls = snapshot.device_classes().find(ask.device_class);
-  ask.facts = WithClass(std::move(ask.facts), ask.device_class,
-                        cls == snapshot.device_classes().end() ? nullptr : &cls->second);
-  ask.profile_from_class = !had_profile && !ask.facts.profile.empty();
+ExactAsk ReadAsk(JsonView request, const InventorySnapshot& snapshot) {
+  const DeviceAlternative a = ReadAlternatives(request).front();  // `exactly` comes first
+  ExactAsk ask{a.device_class, a.count, a.all, Resolved(a, snapshot)};
+  ask.profile_from_class = a.selects.profile.empty() && !ask.facts.profile.empty();
   return ask;
 }
 
@@ -172,10 +170,7 @@ bool AddClaimNeeds(PodRequest& pod, JsonView pod_spec, const InventorySnapshot& 
     for (const std::vector<DeviceAlternative>& request : t->second.requests) {
       if (request.empty() || request.front().all) continue;
       const DeviceAlternative& first = request.front();
-      auto cls = snapshot.device_classes().find(first.device_class);
-      std::string resource = AskedResource(
-          WithClass(first.selects, first.device_class,
-                    cls == snapshot.device_classes().end() ? nullptr : &cls->second));
+      std::string resource = AskedResource(Resolved(first, snapshot));
       if (!resource.empty()) asked[resource] += first.count;
     }
   }
@@ -230,7 +225,7 @@ ClaimDecision PlanClaim(const GroupVersionKind& kind, JsonView object,
       d.trail.push_back(name + ": written as firstAvailable: left as written");
       continue;
     }
-    ExactAsk ask = ReadAsk(exactly, snapshot);
+    ExactAsk ask = ReadAsk(request, snapshot);
     AppendAll(d.asked, {d.asked.empty() ? "" : "; ", name, ": ", ask.device_class,
                         ask.facts.profile.empty() ? "" : " ", ask.facts.profile, " x",
                         ask.all ? std::string("all") : std::to_string(ask.count)});

@@ -119,44 +119,44 @@ void ClusterState::UpsertClaim(ResourceClaimRecord claim) {
   DraChanged();
 }
 
-
+const DraNodeCounts* ClusterState::DraCountsOf(const std::string& name) const {
+  if (dra_.empty()) return nullptr;
+  if (!dra_counts_) dra_counts_ = dra_.CountByNode();
+  auto counts = dra_counts_->find(name);
+  return counts == dra_counts_->end() ? nullptr : &counts->second;
+}
 
 std::shared_ptr<const NodeFacts> ClusterState::FactsOf(
     const std::string& name, const std::shared_ptr<const NodeFacts>& facts) const {
-  if (dra_.empty()) return facts;
-  if (!dra_counts_) dra_counts_ = dra_.CountByNode();
-  auto counts = dra_counts_->find(name);
-  if (counts == dra_counts_->end()) return facts;
+  const DraNodeCounts* counts = DraCountsOf(name);
+  if (counts == nullptr) return facts;
   auto& slot = merged_[name];
   if (slot) return slot;
   NodeFacts merged = *facts;
   // The Node's own allocatable (the device plugin's) wins for a resource it lists.
-  for (const auto& [resource, count] : counts->second.allocatable) {
+  for (const auto& [resource, count] : counts->allocatable) {
     if (merged.allocatable.emplace(resource, count).second) {
       merged.dra_allocatable[resource] = count;
     }
   }
-  merged.dra_pools = counts->second.pools;
-  merged.dra_gpus_per_pcie_root = counts->second.gpus_per_pcie_root;
+  merged.dra_pools = counts->pools;
+  merged.dra_gpus_per_pcie_root = counts->gpus_per_pcie_root;
   if (merged.product.empty()) {
-    merged.product = counts->second.product;
+    merged.product = counts->product;
     merged.gpu.product = merged.product;
   }
-  if (merged.gpu.memory_mib == 0) merged.gpu.memory_mib = counts->second.memory_mib;
+  if (merged.gpu.memory_mib == 0) merged.gpu.memory_mib = counts->memory_mib;
   slot = std::make_shared<const NodeFacts>(std::move(merged));
   return slot;
 }
 
-ResourceList ClusterState::UsedOn(const std::string& name) const {
+ResourceList ClusterState::UsedOn(const std::string& name, const NodeFacts& facts) const {
   auto pods = used_.find(name);
   ResourceList used = pods == used_.end() ? ResourceList{} : pods->second;
-  if (dra_.empty()) return used;
-  if (!dra_counts_) dra_counts_ = dra_.CountByNode();
-  auto counts = dra_counts_->find(name);
-  if (counts == dra_counts_->end()) return used;
-  const ResourceList& own = nodes_.count(name) > 0 ? nodes_.at(name)->allocatable : ResourceList{};
-  for (const auto& [resource, count] : counts->second.used) {
-    if (!own.contains(resource)) used[resource] += count;
+  const DraNodeCounts* counts = DraCountsOf(name);
+  if (counts == nullptr) return used;
+  for (const auto& [resource, count] : counts->used) {
+    if (facts.dra_allocatable.contains(resource)) used[resource] += count;
   }
   return used;
 }
@@ -232,7 +232,8 @@ InventorySnapshot ClusterState::Snapshot(uint64_t version) const {
   std::vector<NodeInventory> nodes;
   nodes.reserve(nodes_.size());
   for (const auto& [name, facts] : nodes_) {
-    NodeInventory n{FactsOf(name, facts), UsedOn(name)};
+    NodeInventory n{FactsOf(name, facts), {}};
+    n.used = UsedOn(name, *n.facts);
     if (auto it = compute_used_.find(name); it != compute_used_.end()) n.compute_used = it->second;
     nodes.push_back(std::move(n));
   }
@@ -264,7 +265,7 @@ void ClusterState::Refresh(InventorySnapshot& s, uint64_t version) {
       auto at = IndexOfNode(nodes, name);
       if (!at) continue;
       NodeInventory& n = nodes[*at];
-      n.used = UsedOn(name);
+      n.used = UsedOn(name, *n.facts);
       auto compute = compute_used_.find(name);
       n.compute_used = compute == compute_used_.end() ? ComputeRequest{} : compute->second;
       moved.push_back(&n);

@@ -97,11 +97,15 @@ class ClusterState {
 
   // A DRA object changed: the counts below are stale.
   void DraChanged();
-  // The node's facts with its DRA devices merged in, and what claims use there: from the cache,
-  // recounted after a DRA change (O(devices)) or a change of the node.
+  // The node's DRA counts (nullptr: it has no DRA devices), from the cache, recounted after a
+  // DRA change (O(devices)).
+  const DraNodeCounts* DraCountsOf(const std::string& name) const;
+  // The node's facts with its DRA devices merged in (cached until the node or DRA changes), and
+  // what its bound pods use plus what claims hold of the resources `facts` (the merged facts)
+  // has from DRA.
   std::shared_ptr<const NodeFacts> FactsOf(const std::string& name,
                                            const std::shared_ptr<const NodeFacts>& facts) const;
-  ResourceList UsedOn(const std::string& name) const;
+  ResourceList UsedOn(const std::string& name, const NodeFacts& facts) const;
 
   std::string reservation_annotation_;
   std::unordered_map<std::string, std::shared_ptr<const NodeFacts>> nodes_;
