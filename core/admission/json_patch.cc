@@ -63,6 +63,17 @@ void JsonPatch::Remove(const PatchPath& path) {
   operations_ += "}]";
 }
 
+void JsonPatch::Append(const JsonPatch& after) {
+  if (after.empty()) return;
+  if (empty()) {
+    *this = after;
+    return;
+  }
+  operations_.back() = ',';  // was the closing bracket
+  operations_.append(after.operations_, 1);  // its operations, past its opening bracket
+  size_ += after.size_;
+}
+
 json JsonPatch::ToJson() const { return json::parse(Text()); }
 
 }  // namespace gpuadmit

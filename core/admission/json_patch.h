@@ -29,6 +29,8 @@ class JsonPatch {
   // "add" of a value already written as JSON text (with AppendString for its strings).
   void AddText(const PatchPath& path, std::string_view json_text);
   void Remove(const PatchPath& path);
+  // The operations of `after`, applied after these.
+  void Append(const JsonPatch& after);
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

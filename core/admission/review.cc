@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/admission/claim_review.h"
+#include "core/admission/claim_steering.h"
 #include "core/admission/job_defaults.h"
 #include "core/admission/mutations.h"
 #include "core/kube/workload.h"
@@ -111,6 +112,16 @@ Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, co
   return d;
 }
 
+// Whether claims are steered to a GPU (claim_steering.h): placement on, firstAvailable written,
+// and no <prefix>/optimize: "false" on the claim.
+bool Steers(const Policy& policy, JsonView claim) {
+  if (!policy.placement.enabled || !policy.dra.first_available) return false;
+  for (const std::string& key : policy.InputKeys("optimize")) {
+    if (claim["metadata"]["annotations"][key].string() == "false") return false;
+  }
+  return true;
+}
+
 // A ResourceClaim or ResourceClaimTemplate (claim_review.h), planned at CREATE. Its spec is
 // immutable: an UPDATE whose spec is what gpuadmit's CREATE made of it (`kubectl apply` of the
 // same manifest again) gets that patch once more, so the spec is unchanged and the update passes;
@@ -131,6 +142,22 @@ AdmissionOutcome DecideClaim(const AdmissionRequest& r, const ReviewContext& con
         {"gpuadmit: the GPU inventory is stale (watch down); the claim passes unchanged"});
   }
   ClaimDecision d = PlanClaim(r.kind, r.object, context.snapshot, context.policy);
+  std::string owner = r.kind.kind == "ResourceClaim" ? ClaimOwnerPod(r.object) : "";
+  if (!owner.empty() && !update && Steers(context.policy, r.object)) {
+    // Steered as the claim will be stored: after what PlanClaim wrote.
+    nlohmann::json planned = r.object.ToJson().patch(d.patch.ToJson());
+    // Where the owner's admission counted it: its reservation, found by the key the watch read
+    // from the pod (a pod made from generateName was admitted before it had its name).
+    std::string_view key = context.snapshot.ReservationOfClaimPod(owner);
+    std::vector<Claim> counted;
+    if (context.reservations != nullptr && !key.empty()) {
+      counted = context.reservations->HeldUnder(key);
+    }
+    ClaimDecision s = SteerClaim(planned, context.snapshot, context.policy, counted);
+    d.trail.push_back("made for pod " + owner);
+    MoveAppend(s.trail, d.trail);
+    d.patch.Append(s.patch);
+  }
   MoveAppend(d.trail, answer.trail);
   answer.asked = std::move(d.asked);
   if (update) {

@@ -9,8 +9,44 @@ namespace {
 
 using PoolKey = std::pair<std::string, std::string>;  // driver, pool
 
-// Takes what `device` consumes from `left`; false (and `left` untouched) when some counter has
-// too little, or names a counter set the pool does not publish.
+// One pool's devices, newest generation only, and its counters.
+struct Pool {
+  std::vector<const DraDevice*> devices;
+  CounterAmounts counters;
+};
+
+// Every pool's newest generation, its slices in name order, so counting is repeatable.
+std::map<PoolKey, Pool> NewestPools(
+    const std::map<std::string, ResourceSliceRecord, std::less<>>& slices) {
+  std::map<PoolKey, int64_t> newest;
+  for (const auto& [name, s] : slices) {
+    auto [it, added] = newest.try_emplace({s.driver, s.pool}, s.generation);
+    if (!added) it->second = std::max(it->second, s.generation);
+  }
+  std::map<PoolKey, Pool> pools;
+  for (const auto& [name, s] : slices) {
+    PoolKey key{s.driver, s.pool};
+    if (s.generation != newest[key]) continue;
+    Pool& pool = pools[key];
+    for (const DraDevice& d : s.devices) pool.devices.push_back(&d);
+    for (const auto& [set, counters] : s.counters) pool.counters[set] = counters;
+  }
+  return pools;
+}
+
+// Takes what `device` consumes from `left`, floored at zero: a held device is held even when
+// the pool's counters say it could not be (both amounts are >= 0: no overflow).
+void TakeHeld(const DraDevice& device, CounterAmounts& left) {
+  for (const auto& [set, counters] : device.consumes) {
+    for (const auto& [counter, amount] : counters) {
+      int64_t& have = left[set][counter];
+      have = have > amount ? have - amount : 0;
+    }
+  }
+}
+
+}  // namespace
+
 bool Consume(const DraDevice& device, CounterAmounts& left) {
   for (const auto& [set, counters] : device.consumes) {
     auto have = left.find(set);
@@ -25,14 +61,6 @@ bool Consume(const DraDevice& device, CounterAmounts& left) {
   }
   return true;
 }
-
-// One pool's devices, newest generation only, and its counters.
-struct Pool {
-  std::vector<const DraDevice*> devices;
-  CounterAmounts counters;
-};
-
-}  // namespace
 
 void DraDevices::UpsertSlice(ResourceSliceRecord slice) {
   std::string name = slice.name;
@@ -91,19 +119,7 @@ void DraDevices::ReplaceTemplates(std::vector<ClaimTemplateRecord> templates) {
 }
 
 std::map<std::string, DraNodeCounts, std::less<>> DraDevices::CountByNode() const {
-  std::map<PoolKey, int64_t> newest;
-  for (const auto& [name, s] : slices_) {
-    auto [it, added] = newest.try_emplace({s.driver, s.pool}, s.generation);
-    if (!added) it->second = std::max(it->second, s.generation);
-  }
-  std::map<PoolKey, Pool> pools;
-  for (const auto& [name, s] : slices_) {  // in slice name order, so counting is repeatable
-    PoolKey key{s.driver, s.pool};
-    if (s.generation != newest[key]) continue;
-    Pool& pool = pools[key];
-    for (const DraDevice& d : s.devices) pool.devices.push_back(&d);
-    for (const auto& [set, counters] : s.counters) pool.counters[set] = counters;
-  }
+  std::map<PoolKey, Pool> pools = NewestPools(slices_);
   std::set<DeviceRef> held;
   std::set<DeviceRef> held_for_pods;
   for (const auto& [key, claim] : claims_) {
@@ -137,12 +153,7 @@ std::map<std::string, DraNodeCounts, std::less<>> DraDevices::CountByNode() cons
       if (held.contains(ref)) {
         ++node.allocatable[resource];
         if (!held_for_pods.contains(ref)) ++node.used[resource];
-        for (const auto& [set, counters] : d->consumes) {
-          for (const auto& [counter, amount] : counters) {
-            int64_t& left = pool.counters[set][counter];  // both >= 0: no overflow
-            left = left > amount ? left - amount : 0;
-          }
-        }
+        TakeHeld(*d, pool.counters);
         continue;
       }
       idle[{d->node, std::move(resource)}].push_back(d);
@@ -157,6 +168,50 @@ std::map<std::string, DraNodeCounts, std::less<>> DraDevices::CountByNode() cons
     }
   }
   for (auto& [name, counts] : out) std::sort(counts.pools.begin(), counts.pools.end());
+  return out;
+}
+
+std::map<std::string, NodeDevices, std::less<>> DraDevices::DevicesByNode() const {
+  std::set<DeviceRef> held;
+  for (const auto& [key, claim] : claims_) held.insert(claim.allocated.begin(), claim.allocated.end());
+  std::map<std::string, NodeDevices, std::less<>> out;
+  for (auto& [key, pool] : NewestPools(slices_)) {
+    std::map<std::string, PoolDevices, std::less<>> by_node;  // a pool is one node's, as a rule
+    for (const DraDevice* d : pool.devices) {
+      if (d->node.empty()) continue;
+      PoolDevices& at = by_node[d->node];
+      if (held.contains(DeviceRef{key.first, key.second, d->name})) {
+        TakeHeld(*d, pool.counters);
+      } else {
+        at.idle.push_back(*d);
+      }
+    }
+    for (auto& [node, devices] : by_node) {
+      devices.driver = key.first;
+      devices.pool = key.second;
+      devices.left = pool.counters;
+      out[node].push_back(std::move(devices));
+    }
+  }
+  // Pinned claims, in key order: the allocator's first fit on their GPU is taken.
+  auto take_first_fit = [&](const SelectorFacts& facts) {
+    for (auto& [node, pools] : out) {
+      for (PoolDevices& pool : pools) {
+        for (auto d = pool.idle.begin(); d != pool.idle.end(); ++d) {
+          if (!Selects(facts, pool.driver, *d) || !Consume(*d, pool.left)) continue;
+          pool.idle.erase(d);
+          return;
+        }
+      }
+    }
+  };
+  for (const auto& [key, claim] : claims_) {
+    for (const PinnedAsk& ask : claim.pinned) {
+      auto cls = classes_.find(ask.device_class);
+      take_first_fit(WithClass(ask.selects, ask.device_class,
+                               cls == classes_.end() ? nullptr : &cls->second));
+    }
+  }
   return out;
 }
 

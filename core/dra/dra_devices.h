@@ -44,6 +44,19 @@ struct DraNodeCounts {
   bool operator==(const DraNodeCounts&) const = default;
 };
 
+// Takes what `device` consumes from `left`; false (and `left` untouched) when some counter has
+// too little, or names a counter set `left` does not have.
+bool Consume(const DraDevice& device, CounterAmounts& left);
+
+// One pool's devices on a node, as the scheduler's allocator would find them now.
+struct PoolDevices {
+  std::string driver;
+  std::string pool;
+  std::vector<DraDevice> idle;  // held by no claim, in slice-name then device order
+  CounterAmounts left;          // the pool's counters, less what held devices consume
+};
+using NodeDevices = std::vector<PoolDevices>;  // by driver, then pool
+
 class DraDevices {
  public:
   void UpsertSlice(ResourceSliceRecord slice);
@@ -65,6 +78,11 @@ class DraDevices {
 
   // Every node with DRA devices, by name. O(devices + allocated devices).
   std::map<std::string, DraNodeCounts, std::less<>> CountByNode() const;
+
+  // Every node's pools, by node name. Held: the devices allocated claims name, and for each
+  // claim not yet allocated that asks first of one GPU (ResourceClaimRecord::pinned), the device
+  // the allocator's first fit takes on that GPU. O(devices + claims x devices of a node).
+  std::map<std::string, NodeDevices, std::less<>> DevicesByNode() const;
 
   // The DeviceClasses, by name.
   const std::map<std::string, DeviceClassRecord, std::less<>>& classes() const { return classes_; }

@@ -45,6 +45,8 @@ DraDevice ReadDevice(JsonView d, std::string_view driver, std::string_view slice
   device.profile = Attribute(attributes, driver, "profile");
   device.product = Attribute(attributes, driver, "productName");
   device.pcie_root = Attribute(attributes, driver, kPcieRootAttribute);
+  device.uuid = Attribute(attributes, driver, "uuid");
+  device.parent_uuid = Attribute(attributes, driver, "parentUUID");
   JsonView memory = d["capacity"]["memory"];
   if (!memory.present()) memory = d["capacity"][std::string(driver) + "/memory"];
   if (auto mib = ParseMemoryMib(memory["value"].string()); mib.ok()) {
@@ -97,6 +99,8 @@ void ReadSelector(std::string_view cel, SelectorFacts& facts) {
   fill(facts.type, "type");
   fill(facts.profile, "profile");
   fill(facts.product, "productName");
+  fill(facts.gpu, "parentUUID");
+  fill(facts.gpu, "uuid");
 }
 
 void ReadSelectors(JsonView selectors, SelectorFacts& facts) {
@@ -135,6 +139,12 @@ ResourceClaimRecord ReadResourceClaim(JsonView claim) {
     r.allocated.push_back({std::string(result["driver"].string()),
                            std::string(result["pool"].string()),
                            std::string(result["device"].string())});
+  }
+  if (!r.allocated.empty()) return r;
+  for (JsonView request : claim.At({"spec", "devices", "requests"}).Elements()) {
+    std::vector<DeviceAlternative> alternatives = ReadAlternatives(request);
+    if (alternatives.empty() || alternatives.front().selects.gpu.empty()) continue;
+    r.pinned.push_back({alternatives.front().device_class, alternatives.front().selects});
   }
   return r;
 }
@@ -203,6 +213,15 @@ std::string DeviceResource(std::string_view driver, const DraDevice& device) {
     return std::string(kMigResourcePrefix) + device.profile;
   }
   return "";
+}
+
+bool Selects(const SelectorFacts& facts, std::string_view driver, const DraDevice& device) {
+  auto matches = [](const std::string& want, const std::string& have) {
+    return want.empty() || want == have;
+  };
+  return matches(facts.driver, std::string(driver)) && matches(facts.type, device.type) &&
+         matches(facts.profile, device.profile) && matches(facts.product, device.product) &&
+         matches(facts.gpu, GpuOf(device));
 }
 
 std::string ProductLabelOf(std::string_view product_name) {

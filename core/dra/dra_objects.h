@@ -45,6 +45,8 @@ struct DraDevice {
   std::string profile;  // attribute `profile`: "2g.20gb" (MIG devices)
   std::string product;  // attribute `productName`: "NVIDIA H200"
   std::string pcie_root;       // attribute resource.kubernetes.io/pcieRoot
+  std::string uuid;            // attribute `uuid`: a whole GPU's (and a MIG device cut already)
+  std::string parent_uuid;     // attribute `parentUUID`: the GPU a MIG device is part of
   int64_t memory_mib = 0;      // capacity `memory`
   CounterAmounts consumes;     // consumesCounters: what allocating it takes from its pool
 };
@@ -67,20 +69,29 @@ struct DeviceRef {
   auto operator<=>(const DeviceRef&) const = default;
 };
 
-struct ResourceClaimRecord {
-  std::string key;                  // namespace/name
-  std::string owner_pod;            // namespace/name of the Pod it was made for; "" for none
-  std::vector<DeviceRef> allocated;  // empty until the scheduler allocates it
-  // Made by the scheduler for a pod's DRA-backed extended resources: the pod counts them.
-  bool for_extended_resource = false;
-};
-
 // What ReadSelector could read of one or more CEL selectors; "" where it read nothing.
 struct SelectorFacts {
   std::string driver;
   std::string type;
   std::string profile;
   std::string product;
+  std::string gpu;  // a `parentUUID == '...'` or `uuid == '...'`: the one GPU it may come from
+};
+
+// What a claim not yet allocated asks first of one GPU (SelectorFacts::gpu): the device the
+// scheduler's first fit will take there is counted as taken until the claim is allocated.
+struct PinnedAsk {
+  std::string device_class;
+  SelectorFacts selects;  // gpu set
+};
+
+struct ResourceClaimRecord {
+  std::string key;                  // namespace/name
+  std::string owner_pod;            // namespace/name of the Pod it was made for; "" for none
+  std::vector<DeviceRef> allocated;  // empty until the scheduler allocates it
+  std::vector<PinnedAsk> pinned;     // unallocated: each request's first alternative, if pinned
+  // Made by the scheduler for a pod's DRA-backed extended resources: the pod counts them.
+  bool for_extended_resource = false;
 };
 
 // One way a device request may be met: its `exactly`, or one entry of its `firstAvailable`.
@@ -115,7 +126,7 @@ std::vector<DeviceAlternative> ReadAlternatives(JsonView request);
 SelectorFacts WithClass(SelectorFacts selects, std::string_view class_name,
                         const DeviceClassRecord* device_class);
 
-// Adds what `cel` requires of the driver, type, profile and product to `facts` (the first
+// Adds what `cel` requires of the driver, type, profile, product and GPU to `facts` (the first
 // comparison of each wins); leaves the rest as it was.
 void ReadSelector(std::string_view cel, SelectorFacts& facts);
 // The same over a `selectors` list ([{cel: {expression}}]).
@@ -128,6 +139,14 @@ std::string DeviceResource(std::string_view driver, const DraDevice& device);
 // The extended resource a request of `facts` (WithClass) asks for, as DeviceResource names it;
 // "" when it is not one of NVIDIA's GPUs or MIG devices.
 std::string AskedResource(const SelectorFacts& facts);
+
+// Whether `device` of `driver` is one `facts` (WithClass) selects, as far as facts can say.
+bool Selects(const SelectorFacts& facts, std::string_view driver, const DraDevice& device);
+
+// The GPU a device is, or is part of: its parentUUID, else its uuid.
+inline const std::string& GpuOf(const DraDevice& device) {
+  return device.parent_uuid.empty() ? device.uuid : device.parent_uuid;
+}
 
 // A product name as GPU Feature Discovery labels it: "NVIDIA H200" -> "NVIDIA-H200".
 std::string ProductLabelOf(std::string_view product_name);

@@ -55,6 +55,13 @@ void ClusterState::Count(const PodRecord& pod, int sign) {
     c.memory_bytes += sign * pod.compute.memory_bytes;
     if (c == ComputeRequest{}) compute_used_.erase(at);
   }
+  if (pod.names_claims && pod.node.empty() && !pod.reservation.empty()) {
+    if (sign > 0) {
+      claim_pods_[pod.key] = pod.reservation;
+    } else {
+      claim_pods_.erase(pod.key);
+    }
+  }
   if (pod.need.empty()) return;
   if (std::optional<PodShape> shape = ShapeOf(pod)) {
     auto [it, added] = mix_.try_emplace(std::move(*shape), 0);
@@ -104,6 +111,7 @@ void ClusterState::DeleteNode(std::string_view name) {
 
 void ClusterState::DraChanged() {
   dra_counts_.reset();
+  dra_devices_.reset();
   merged_.clear();
   dra_changed_ = true;
 }
@@ -202,6 +210,7 @@ void ClusterState::ReplacePods(std::vector<PodRecord> pods) {
   queue_.clear();
   unschedulable_need_.clear();
   gated_.clear();
+  claim_pods_.clear();
   for (PodRecord& p : pods) UpsertPod(std::move(p));
 }
 
@@ -214,6 +223,15 @@ ResourceList ClusterState::CountQueue(std::vector<NodeInventory>& nodes) const {
   return unplaceable;
 }
 
+std::shared_ptr<const std::map<std::string, NodeDevices, std::less<>>> ClusterState::DraDevicesNow()
+    const {
+  if (!dra_devices_ && !dra_.empty()) {
+    dra_devices_ = std::make_shared<const std::map<std::string, NodeDevices, std::less<>>>(
+        dra_.DevicesByNode());
+  }
+  return dra_devices_;
+}
+
 InventorySnapshot::Totals ClusterState::TotalsOf(uint64_t version,
                                                  ResourceList unplaceable) const {
   InventorySnapshot::Totals totals{.queued = queued_,
@@ -221,6 +239,8 @@ InventorySnapshot::Totals ClusterState::TotalsOf(uint64_t version,
                                    .mix = MostCommon(mix_),
                                    .device_classes = dra_.classes(),
                                    .claim_templates = dra_.templates(),
+                                   .dra_devices = DraDevicesNow(),
+                                   .claim_pod_reservations = claim_pods_,
                                    .pod_count = pods_.size(),
                                    .version = version};
   totals.gated.reserve(gated_.size());

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -91,6 +92,7 @@ class ClusterState {
   void Count(const PodRecord& pod, int sign);
   // What a snapshot holds besides its nodes, with `unplaceable` from CountQueue: O(gated pods).
   InventorySnapshot::Totals TotalsOf(uint64_t version, ResourceList unplaceable) const;
+  std::shared_ptr<const std::map<std::string, NodeDevices, std::less<>>> DraDevicesNow() const;
   // Counts the queued pods onto `nodes` (their `queued`, empty on entry) in queue order; returns
   // what counts nowhere, the pods marked Unschedulable included.
   ResourceList CountQueue(std::vector<NodeInventory>& nodes) const;
@@ -112,6 +114,8 @@ class ClusterState {
   DraDevices dra_;
   // Caches of DraDevices::CountByNode and of the nodes' merged facts; cleared by DraChanged.
   mutable std::optional<std::map<std::string, DraNodeCounts, std::less<>>> dra_counts_;
+  // DraDevices::DevicesByNode, shared by the snapshots made until the next DRA change.
+  mutable std::shared_ptr<const std::map<std::string, NodeDevices, std::less<>>> dra_devices_;
   mutable std::unordered_map<std::string, std::shared_ptr<const NodeFacts>> merged_;
   bool dra_changed_ = false;  // since the last Refresh
   std::unordered_map<std::string, PodRecord> pods_;
@@ -129,6 +133,8 @@ class ClusterState {
   ResourceList unschedulable_need_;
   // The keys of the unbound pods with a need held back by a scheduling gate, in key order.
   std::set<std::string, std::less<>> gated_;
+  // The unbound pods that name claims and carry a reservation: key -> reservation key.
+  std::map<std::string, std::string, std::less<>> claim_pods_;
   std::vector<std::string> arrived_reservations_;
 };
 

@@ -86,6 +86,8 @@ void InventorySnapshot::SetTotals(Totals totals) {
   mix_ = std::move(totals.mix);
   device_classes_ = std::move(totals.device_classes);
   claim_templates_ = std::move(totals.claim_templates);
+  dra_devices_ = std::move(totals.dra_devices);
+  claim_pod_reservations_ = std::move(totals.claim_pod_reservations);
   pod_count_ = totals.pod_count;
   version_ = totals.version;
 }
@@ -186,6 +188,16 @@ Result<InventorySnapshot> InventorySnapshot::FromObjects(const nlohmann::json& l
     }
   }
   return state.Snapshot(1);
+}
+
+const std::map<std::string, NodeDevices, std::less<>>& InventorySnapshot::dra_devices() const {
+  static const std::map<std::string, NodeDevices, std::less<>> kNone;
+  return dra_devices_ ? *dra_devices_ : kNone;
+}
+
+std::string_view InventorySnapshot::ReservationOfClaimPod(std::string_view pod) const {
+  auto it = claim_pod_reservations_.find(pod);
+  return it == claim_pod_reservations_.end() ? std::string_view() : std::string_view(it->second);
 }
 
 }  // namespace gpuadmit

@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/dra/dra_devices.h"
 #include "core/dra/dra_objects.h"
 #include "core/inventory/workload_mix.h"
 #include "core/kube/kube_objects.h"
@@ -69,6 +70,8 @@ class InventorySnapshot {
     std::vector<WeightedShape> mix;
     std::map<std::string, DeviceClassRecord, std::less<>> device_classes;
     std::map<std::string, ClaimTemplateRecord, std::less<>> claim_templates;
+    std::shared_ptr<const std::map<std::string, NodeDevices, std::less<>>> dra_devices;
+    std::map<std::string, std::string, std::less<>> claim_pod_reservations;
     size_t pod_count = 0;
     uint64_t version = 0;
   };
@@ -129,6 +132,13 @@ class InventorySnapshot {
     return claim_templates_;
   }
 
+  // Each node's DRA devices as the allocator would find them now (DraDevices::DevicesByNode);
+  // empty without DRA devices.
+  const std::map<std::string, NodeDevices, std::less<>>& dra_devices() const;
+  // The reservation key of the unbound pod `pod` ("namespace/name") that names claims, "" when
+  // it carries none: what a claim made for it later finds its pod's admission by.
+  std::string_view ReservationOfClaimPod(std::string_view pod) const;
+
   // For a builder that keeps one snapshot current instead of making a new one: `edit` changes
   // nodes' used, compute_used and queued in place (never their facts, order or number) and
   // returns every node it changed; only those are then moved in the indexes.
@@ -153,6 +163,8 @@ class InventorySnapshot {
   std::vector<WeightedShape> mix_;
   std::map<std::string, DeviceClassRecord, std::less<>> device_classes_;
   std::map<std::string, ClaimTemplateRecord, std::less<>> claim_templates_;
+  std::shared_ptr<const std::map<std::string, NodeDevices, std::less<>>> dra_devices_;
+  std::map<std::string, std::string, std::less<>> claim_pod_reservations_;
   size_t pod_count_ = 0;
   uint64_t version_ = 0;
 };

@@ -39,6 +39,9 @@ class ReplicaShare final : public Reservations {
   bool Commit(const std::string& key, const std::string& owner,
               const std::vector<Claim>& claims) override;
   std::vector<Claim> Totals() const override { return inner_.Totals(); }
+  std::vector<Claim> HeldUnder(std::string_view key) const override {
+    return inner_.HeldUnder(key);
+  }
 
   // This replica's share of `free` devices.
   int64_t Share(int64_t free) const { return free <= 0 ? 0 : free / replicas_; }

@@ -37,6 +37,11 @@ std::vector<Claim> ReservationLedger::Totals() const {
   return out;
 }
 
+std::vector<Claim> ReservationLedger::HeldUnder(std::string_view key) const {
+  auto it = entries_.find(key);
+  return it == entries_.end() ? std::vector<Claim>{} : it->second.claims;
+}
+
 bool ReservationLedger::Holds(std::string_view key, std::string_view owner) const {
   auto it = entries_.find(key);
   return it != entries_.end() && it->second.owner == owner;

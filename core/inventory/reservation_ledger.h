@@ -53,6 +53,9 @@ class Reservations {
   // Every device reserved now, one Claim per (node, resource) with its count (`free` unused), for
   // the inventory gauges. A view that cannot list them (a test's fixed counts) returns none.
   virtual std::vector<Claim> Totals() const { return {}; }
+  // The claims of the live reservation under `key`: where its pod was counted, for the DRA claim
+  // made for that pod later. None from a view that keeps none.
+  virtual std::vector<Claim> HeldUnder(std::string_view /*key*/) const { return {}; }
 };
 
 class ReservationLedger {
@@ -75,6 +78,8 @@ class ReservationLedger {
   size_t size() const { return entries_.size(); }
   // As Reservations::Totals: O(reserved (node, resource) pairs).
   std::vector<Claim> Totals() const;
+  // As Reservations::HeldUnder.
+  std::vector<Claim> HeldUnder(std::string_view key) const;
 
  private:
   struct Entry {
@@ -123,6 +128,9 @@ class LedgerReservations final : public Reservations {
   }
   bool Holds(std::string_view key, std::string_view owner) const override {
     return ledger_.Holds(key, owner);
+  }
+  std::vector<Claim> HeldUnder(std::string_view key) const override {
+    return ledger_.HeldUnder(key);
   }
   bool Commit(const std::string& key, const std::string& owner,
               const std::vector<Claim>& claims) override {

@@ -110,6 +110,9 @@ class ReplicaReservations final : public Reservations {
   bool Holds(std::string_view key, std::string_view owner) const override {
     return ledger_.Holds(key, owner);
   }
+  std::vector<Claim> HeldUnder(std::string_view key) const override {
+    return ledger_.HeldUnder(key);
+  }
   bool Commit(const std::string& key, const std::string& owner,
               const std::vector<Claim>& claims) override {
     if (!ledger_.Commit(key, owner, claims, now_)) return false;

@@ -107,6 +107,7 @@ def partitionable_slices(node_name, gpus=1):
             width = PROFILES[profile][1]
             for start in starts:
                 d = _mig(node_name, minor, profile, start)
+                del d["attributes"]["uuid"]  # a MIG device not cut yet has none
                 d["consumesCounters"] = [{"counterSet": cset, "counters": {
                     f"memory-slice-{i}": {"value": "1"} for i in range(start, start + width)}}]
                 devices.append(d)

@@ -38,6 +38,11 @@ bool SharedLedger::Holds(std::string_view key, std::string_view owner) const {
   return ledger_.Holds(key, owner);
 }
 
+std::vector<Claim> SharedLedger::HeldUnder(std::string_view key) const {
+  std::shared_lock lock(mu_);
+  return ledger_.HeldUnder(key);
+}
+
 bool SharedLedger::Commit(const std::string& key, const std::string& owner,
                           const std::vector<Claim>& claims) {
   std::lock_guard lock(mu_);
@@ -55,6 +60,12 @@ bool SharedLedger::Scope::Holds(std::string_view key, std::string_view owner) co
   std::shared_lock lock(ledger_.mu_);
   const ReservationLedger* scope = ledger_.Find(name_);
   return scope != nullptr && scope->Holds(key, owner);
+}
+
+std::vector<Claim> SharedLedger::Scope::HeldUnder(std::string_view key) const {
+  std::shared_lock lock(ledger_.mu_);
+  const ReservationLedger* scope = ledger_.Find(name_);
+  return scope != nullptr ? scope->HeldUnder(key) : std::vector<Claim>{};
 }
 
 bool SharedLedger::Scope::Commit(const std::string& key, const std::string& owner,

@@ -51,6 +51,7 @@ class SharedLedger final : public Reservations {
     int64_t Reserved(std::string_view node, std::string_view resource,
                      std::string_view except_key) const override;
     bool Holds(std::string_view key, std::string_view owner) const override;
+    std::vector<Claim> HeldUnder(std::string_view key) const override;
     bool Commit(const std::string& key, const std::string& owner,
                 const std::vector<Claim>& claims) override;
 
@@ -66,6 +67,7 @@ class SharedLedger final : public Reservations {
   int64_t Reserved(std::string_view node, std::string_view resource,
                    std::string_view except_key) const override;
   bool Holds(std::string_view key, std::string_view owner) const override;
+  std::vector<Claim> HeldUnder(std::string_view key) const override;
   bool Commit(const std::string& key, const std::string& owner,
               const std::vector<Claim>& claims) override;
   // Every scope's reservations together.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/admission/review.h"
+#include "core/inventory/reservation_ledger.h"
 #include "tests/fakes/test_cluster.h"
 
 namespace gpuadmit {
@@ -262,6 +263,144 @@ TEST(ClaimReview, MultiGpuClaimsAreKeptUnderOnePcieRootWhereANodeHasThatMany) {
   EXPECT_FALSE(ResponseOf(TemplateReview(four), s, p).contains("patch"));
   // The policy's default leaves them as written.
   EXPECT_FALSE(ResponseOf(review, s, Policy{}).contains("patch"));
+}
+
+// A CREATE review of the ResourceClaim the resourceclaim controller makes, for pod ml/trainer,
+// from a template asking one `profile`.
+json ClaimForPod(const std::string& profile = "1g.10gb") {
+  json claim = {{"apiVersion", "resource.k8s.io/v1"},
+                {"kind", "ResourceClaim"},
+                {"metadata",
+                 {{"name", "trainer-gpu-x7k2p"},
+                  {"namespace", "ml"},
+                  {"annotations", {{"resource.kubernetes.io/pod-claim-name", "gpu"}}},
+                  {"ownerReferences",
+                   json::array({{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", "trainer"},
+                                 {"uid", "p-1"}, {"controller", true}}})}}},
+                {"spec", MigSpec("mig.nvidia.com",
+                                 "device.attributes['gpu.nvidia.com'].profile == '" + profile +
+                                     "'")}};
+  json review = TemplateReview(json::object());
+  review["request"]["kind"]["kind"] = "ResourceClaim";
+  review["request"]["resource"]["resource"] = "resourceclaims";
+  review["request"]["object"] = claim;
+  return review;
+}
+
+// The uuid attribute of the device `name` in `cluster`'s slices.
+std::string UuidOf(const json& cluster, const std::string& name) {
+  for (const json& item : cluster["items"]) {
+    if (item["kind"] != "ResourceSlice" || !item["spec"].contains("devices")) continue;
+    for (const json& d : item["spec"]["devices"]) {
+      if (d["name"] == name) return d["attributes"]["uuid"]["string"];
+    }
+  }
+  return "";
+}
+
+TEST(ClaimReview, AClaimMadeForAPodIsPinnedToTheGpuWhereFirstFitStrandsTheLeast) {
+  json cluster = ReadJsonFile("tests/fixtures/dra/dynamic-mig.json");
+  InventorySnapshot s = SnapshotOf(cluster);
+  Policy p;
+  const std::string on_gpu1 =
+      "device.attributes['gpu.nvidia.com'].parentUUID == '" + UuidOf(cluster, "gpu-1") + "'";
+  // 2g.20gb, made a list 2g.20gb, 1g.10gb: its pinned copy goes first, on gpu-1, whose 3g.40gb
+  // is held; the list as planned follows, should gpu-1 be gone by the time the scheduler
+  // allocates.
+  json review = ClaimForPod("2g.20gb");
+  json response = ResponseOf(review, s, p);
+  json object = Patched(review, response)["request"]["object"];
+  json alternatives = object["spec"]["devices"]["requests"][0]["firstAvailable"];
+  ASSERT_EQ(alternatives.size(), 3u) << alternatives.dump();
+  EXPECT_EQ(alternatives[0]["name"], "2g-20gb-steered");
+  EXPECT_EQ(alternatives[0]["selectors"].size(), 2u);
+  EXPECT_EQ(alternatives[0]["selectors"][1]["cel"]["expression"], on_gpu1);
+  EXPECT_EQ(alternatives[1]["name"], "2g-20gb");
+  EXPECT_EQ(alternatives[2]["name"], "1g-10gb");
+  EXPECT_EQ(alternatives[1]["selectors"].size(), 1u);
+  EXPECT_EQ(object["metadata"]["annotations"]["gpuadmit.io/steered-to"], "gpu: h200-dyn/gpu-1");
+  ExpectIdempotent(review, response, s, p);
+  // 1g.10gb, with no fallback, stays one request: the pinned copy, then the request as written.
+  review = ClaimForPod("1g.10gb");
+  response = ResponseOf(review, s, p);
+  json request = Patched(review, response)["request"]["object"]["spec"]["devices"]["requests"][0];
+  EXPECT_FALSE(request.contains("exactly"));
+  ASSERT_EQ(request["firstAvailable"].size(), 2u) << request.dump();
+  EXPECT_EQ(request["firstAvailable"][0]["name"], "gpu-steered");
+  EXPECT_EQ(request["firstAvailable"][0]["selectors"][1]["cel"]["expression"], on_gpu1);
+  json as_written = review["request"]["object"]["spec"]["devices"]["requests"][0]["exactly"];
+  as_written["name"] = "gpu";
+  EXPECT_EQ(request["firstAvailable"][1], as_written);
+  ExpectIdempotent(review, response, s, p);
+}
+
+TEST(ClaimReview, ClaimsNotMadeForAPodOrWrittenExactlyOrOptedOutAreNotSteered) {
+  InventorySnapshot s = SnapshotOf(ReadJsonFile("tests/fixtures/dra/dynamic-mig.json"));
+  auto steered = [&](const json& review, const Policy& p) {
+    json object = Patched(review, ResponseOf(review, s, p))["request"]["object"];
+    return object["metadata"].contains("annotations") &&
+           object["metadata"]["annotations"].contains("gpuadmit.io/steered-to");
+  };
+  Policy p;
+  ASSERT_TRUE(steered(ClaimForPod(), p));
+  json shared = ClaimForPod();
+  shared["request"]["object"]["metadata"].erase("ownerReferences");
+  EXPECT_FALSE(steered(shared, p));
+  json opted = ClaimForPod();
+  opted["request"]["object"]["metadata"]["annotations"]["gpuadmit.io/optimize"] = "false";
+  EXPECT_FALSE(steered(opted, p));
+  Policy exactly;
+  exactly.dra.first_available = false;
+  EXPECT_FALSE(steered(ClaimForPod(), exactly));
+  Policy unplaced;
+  unplaced.placement.enabled = false;
+  EXPECT_FALSE(steered(ClaimForPod(), unplaced));
+  // Devices cut already: one free 1g.10gb is as good as another.
+  InventorySnapshot cut = SnapshotOf(ReadJsonFile("tests/fixtures/dra/seed-cluster.json"));
+  json review = ClaimForPod();
+  json object = Patched(review, ResponseOf(review, cut, p))["request"]["object"];
+  EXPECT_FALSE(object["metadata"]["annotations"].contains("gpuadmit.io/steered-to"));
+}
+
+TEST(ClaimReview, AClaimIsSteeredOnTheNodeItsPodsAdmissionReserved) {
+  json cluster = ReadJsonFile("tests/fixtures/dra/dynamic-mig.json");
+  Policy p;
+  ReservationLedger ledger(std::chrono::seconds(30));
+  LedgerReservations reservations(ledger);
+  // A pod made from generateName names template one-1g: its admission reserves on h200-dyn.
+  json pod_review = PodReview();
+  json& pod = pod_review["request"]["object"];
+  pod["metadata"].erase("name");
+  pod["metadata"]["generateName"] = "trainer-";
+  pod["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] = "one-1g";
+  InventorySnapshot before = SnapshotOf(cluster);
+  auto admitted = Review(pod_review.dump(), before, p, &reservations);
+  ASSERT_TRUE(admitted.ok());
+  json stored =
+      Patched(pod_review, json::parse(admitted.value().body)["response"])["request"]["object"];
+  const std::string key = stored["metadata"]["annotations"]["gpuadmit.io/reservation"];
+  ASSERT_EQ(reservations.HeldUnder(key).size(), 1u);
+  EXPECT_EQ(reservations.HeldUnder(key)[0].node, "h200-dyn");
+  // The watch shows it under the name the apiserver gave it; the claim made for it finds its
+  // reservation by the key the pod carries.
+  stored["metadata"]["name"] = "trainer-x7k2p";
+  cluster["items"].push_back(stored);
+  InventorySnapshot s = SnapshotOf(cluster);
+  EXPECT_EQ(s.ReservationOfClaimPod("ml/trainer-x7k2p"), key);
+  json claim = ClaimForPod();
+  claim["request"]["object"]["metadata"]["ownerReferences"][0]["name"] = "trainer-x7k2p";
+  auto steered = [&](Reservations& r) {
+    auto answer = Review(claim.dump(), s, p, &r);
+    EXPECT_TRUE(answer.ok());
+    json object = Patched(claim, json::parse(answer.value().body)["response"])["request"]["object"];
+    return object["metadata"]["annotations"].value("gpuadmit.io/steered-to", "");
+  };
+  EXPECT_EQ(steered(reservations), "gpu: h200-dyn/gpu-1");
+  // Had its admission counted it elsewhere, the claim is steered there or not at all.
+  ReservationLedger other_ledger(std::chrono::seconds(30));
+  LedgerReservations other(other_ledger);
+  ASSERT_TRUE(other.Commit(key, "ml/trainer-", {{"h100-a", "nvidia.com/mig-1g.10gb", 1, 1}}));
+  EXPECT_EQ(steered(other), "");
 }
 
 }  // namespace
