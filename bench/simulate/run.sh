@@ -26,6 +26,11 @@ Replays, each against the cluster without gpuadmit (the baseline) in the same ru
             variant with every node scored): median and range, and ratios to the baseline;
   mig       a MIG-only stream (bench/simulate/scale_workload.py --mig-only) on 300 H100 nodes:
             placed pods against the offline oracle's;
+  dra       DRA claims on dynamic MIG (tests/fixtures/dra/mixed-cluster.json, 4 nodes of 8
+            GPUs): DRA_SEEDS streams of 300 pods of mixed MIG claims (make-fixtures.py --stream),
+            the claims as written (baseline), then gpuadmit placing the pod only, placing and
+            steering, firstAvailable fallbacks with the allocator's first fit, and fallbacks
+            steered: pods that found no node on arrival, and the GPUs left unallocated then;
   speed     CPU seconds of the whole Alibaba replay (130% of capacity, 1,213 nodes, baseline
             plus three policies) and of 100,000 arrivals on 5,000 nodes (baseline plus the
             default policy, then plus policy-large-cluster.yaml).
@@ -36,7 +41,8 @@ Options:
   --trace DIR       the Alibaba trace (default ../shared/traces/alibaba-gpu-v2023 beside the repo)
   --seeds A-B       seeds of the Alibaba replay (default 0-9)
   --peer-seeds A-B  seeds of the peer part (default 42-51)
-  --only LIST       comma-separated parts to run (default burst,alibaba,peer,mig,speed)
+  --dra-seeds A-B   seeds of the DRA streams (default 1-10)
+  --only LIST       comma-separated parts to run (default burst,alibaba,peer,mig,dra,speed)
   --quick           seeds 0-2, 60 MIG nodes, 20,000 arrivals on 5,000 nodes
   --out DIR         results folder (default build/bench-simulate)
   -h, --help        this text
@@ -47,7 +53,8 @@ GPUADMIT="$REPO_ROOT/build/gpuadmit"
 TRACE="$REPO_ROOT/../shared/traces/alibaba-gpu-v2023"
 SEEDS=0-9
 PEER_SEEDS=42-51
-ONLY=burst,alibaba,peer,mig,speed
+DRA_SEEDS=1-10
+ONLY=burst,alibaba,peer,mig,dra,speed
 OUT="$REPO_ROOT/build/bench-simulate"
 MIG_NODES=300
 SCALE_PODS=100000
@@ -57,20 +64,21 @@ while (($#)); do
     --trace) TRACE=$2; shift 2 ;;
     --seeds) SEEDS=$2; shift 2 ;;
     --peer-seeds) PEER_SEEDS=$2; shift 2 ;;
+    --dra-seeds) DRA_SEEDS=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
-    --quick) SEEDS=0-2; PEER_SEEDS=42-43; MIG_NODES=60; SCALE_PODS=20000; shift ;;
+    --quick) SEEDS=0-2; PEER_SEEDS=42-43; DRA_SEEDS=1-3; MIG_NODES=60; SCALE_PODS=20000; shift ;;
     --out) OUT=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ -x "$GPUADMIT" ]] || { echo "run.sh: no gpuadmit binary at $GPUADMIT (make build)" >&2; exit 2; }
-for seeds in "$SEEDS" "$PEER_SEEDS"; do
+for seeds in "$SEEDS" "$PEER_SEEDS" "$DRA_SEEDS"; do
   [[ "$seeds" =~ ^[0-9]+(-[0-9]+)?$ ]] || { echo "run.sh: seeds must be N or A-B" >&2; exit 2; }
 done
 for part in ${ONLY//,/ }; do
-  case "$part" in burst|alibaba|peer|mig|speed) ;; *)
-    echo "run.sh: --only takes burst, alibaba, peer, mig, speed; not $part" >&2; exit 2 ;;
+  case "$part" in burst|alibaba|peer|mig|dra|speed) ;; *)
+    echo "run.sh: --only takes burst, alibaba, peer, mig, dra, speed; not $part" >&2; exit 2 ;;
   esac
 done
 wants() { [[ ",$ONLY," == *",$1,"* ]]; }
@@ -137,6 +145,27 @@ if wants mig; then
   "$GPUADMIT" simulate --cluster "$OUT/mig-cluster.json" --workload "$OUT/mig-workload.jsonl" \
     --policy "$POLICY" --strategy most-idle --strategy best-fit --strategy fragmentation \
     -o json > "$OUT/mig.json"
+fi
+
+if wants dra; then
+  echo "== dra: seeds $DRA_SEEDS, mixed MIG claims on dynamic MIG" >&2
+  DRA="$REPO_ROOT/tests/fixtures/dra"
+  printf 'mig: {fallback: false}\ndra: {steerClaims: false}\n' > "$OUT/dra-placed.yaml"
+  printf 'mig: {fallback: false}\n' > "$OUT/dra-steered.yaml"
+  printf 'dra: {steerClaims: false}\n' > "$OUT/dra-fallback.yaml"
+  printf 'dra: {steerClaims: true}\n' > "$OUT/dra-fallback-steered.yaml"
+  runs=()
+  for ((seed = ${DRA_SEEDS%%-*}; seed <= ${DRA_SEEDS##*-}; seed++)); do
+    python3 "$DRA/make-fixtures.py" --stream "$seed" > "$OUT/dra-stream.jsonl"
+    "$GPUADMIT" simulate --cluster "$DRA/mixed-cluster.json" --workload "$OUT/dra-stream.jsonl" \
+      --policy "$OUT/dra-placed.yaml" --policy "$OUT/dra-steered.yaml" \
+      --policy "$OUT/dra-fallback.yaml" --policy "$OUT/dra-fallback-steered.yaml" \
+      -o json > "$OUT/dra-$seed.json"
+    runs+=("$OUT/dra-$seed.json")
+  done
+  python3 -c 'import json, sys; print(json.dumps({"runs": [dict(r, seed=int(p.split("-")[-1][:-5]))
+    for p in sys.argv[1:] for r in json.load(open(p))["runs"]]}))' "${runs[@]}" > "$OUT/dra.json"
+  rm -f "${runs[@]}" "$OUT/dra-stream.jsonl"
 fi
 
 if wants speed; then

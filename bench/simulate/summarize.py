@@ -130,6 +130,27 @@ def mig(out):
     print()
 
 
+def dra(out):
+    data = load(out, "dra.json")
+    if data is None:
+        return
+    runs = by_name(data["runs"])
+    seeds = len(runs.get("baseline", []))
+    print("DRA claims on dynamic MIG, 4 nodes x 8 GPUs, 300 mixed MIG claims per stream, %d "
+          "streams" % seeds)
+    base = sum(r["rejections"] for r in runs["baseline"])
+    for name, rs in runs.items():
+        rejected = sum(r["rejections"] for r in rs)
+        stranded = [r["stranded_ratio_at_rejection_mean"] for r in rs
+                    if r["stranded_ratio_at_rejection_mean"] is not None]
+        print("  %-26s no node on arrival %4d (%.2fx the baseline), fallbacks %4d, never "
+              "placed %3d, GPUs unallocated at those rejections %s" %
+              (name.replace(".yaml", ""), rejected, rejected / base if base else float("nan"),
+               sum(r["fallbacks"] for r in rs), sum(r["pending_pods"] for r in rs),
+               "%.1f%% mean" % (100 * statistics.mean(stranded)) if stranded else "-"))
+    print()
+
+
 def speed(out):
     data = load(out, "speed.json")
     if data is None:
@@ -157,6 +178,7 @@ def main():
     alibaba(a.out, default_strategy)
     peer(a.out)
     mig(a.out)
+    dra(a.out)
     speed(a.out)
 
 

@@ -112,10 +112,11 @@ Decision PlanAndReserve(const AdmissionRequest& r, const PodSpecLocation& at, co
   return d;
 }
 
-// Whether claims are steered to a GPU (claim_steering.h): placement on, firstAvailable written,
-// and no <prefix>/optimize: "false" on the claim.
+// Whether claims are steered to a GPU (claim_steering.h): steering, placement and firstAvailable
+// on, and no <prefix>/optimize: "false" on the claim.
 bool Steers(const Policy& policy, JsonView claim) {
-  if (!policy.placement.enabled || !policy.dra.first_available) return false;
+  const DraPolicy& dra = policy.dra;
+  if (!dra.steer_claims || !policy.placement.enabled || !dra.first_available) return false;
   for (const std::string& key : policy.InputKeys("optimize")) {
     if (claim["metadata"]["annotations"][key].string() == "false") return false;
   }

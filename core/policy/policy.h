@@ -242,6 +242,10 @@ struct DraPolicy {
   // A claim for more than one whole GPU gets a matchAttribute constraint on
   // resource.kubernetes.io/pcieRoot, where some node has that many GPUs under one root.
   bool align_pcie_root = false;
+  // A claim made for one pod, on GPUs cut into MIG devices as claims come (dynamic MIG), is
+  // pinned to the GPU where the allocator's first fit strands the least (with firstAvailable
+  // and placement on; core/admission/claim_steering.h).
+  bool steer_claims = true;
   bool operator==(const DraPolicy&) const = default;
 };
 

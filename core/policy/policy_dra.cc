@@ -3,6 +3,7 @@
 //   dra:
 //     firstAvailable: true    # MIG fallbacks as a prioritized list; false: chosen at admission
 //     alignPcieRoot: false    # multi-GPU claims kept under one PCIe root
+//     steerClaims: true       # a claim made for one pod pinned to the GPU that strands least
 #include "core/policy/policy_sections.h"
 
 namespace gpuadmit {
@@ -11,8 +12,10 @@ void ReadDra(const YAML::Node& node, const std::string& path, PolicyValidator& v
   v.Map(node, path,
         {{"firstAvailable",
           [&](const YAML::Node& n, const std::string& p) { v.Bool(n, p, out.first_available); }},
-         {"alignPcieRoot", [&](const YAML::Node& n, const std::string& p) {
-            v.Bool(n, p, out.align_pcie_root);
+         {"alignPcieRoot",
+          [&](const YAML::Node& n, const std::string& p) { v.Bool(n, p, out.align_pcie_root); }},
+         {"steerClaims", [&](const YAML::Node& n, const std::string& p) {
+            v.Bool(n, p, out.steer_claims);
           }}});
 }
 

@@ -32,21 +32,6 @@ ReservationLedger::TimePoint SimTime(double seconds) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(seconds)));
 }
 
-SimNode SimNodeOf(const json& node) {
-  SimNode n;
-  auto facts = std::make_shared<NodeFacts>(ReadNode(node));
-  n.allocatable.extended = facts->allocatable;
-  n.allocatable.cpu_milli = facts->compute.cpu_milli;
-  n.allocatable.memory = facts->compute.memory_bytes;
-  if (const json& pods = At(node, {"status", "allocatable", "pods"}); pods.is_string()) {
-    if (auto count = ParseWholeQuantity(pods.get<std::string>()); count.ok()) {
-      n.allocatable.pods = count.value();
-    }
-  }
-  n.facts = std::move(facts);
-  return n;
-}
-
 json ReviewOf(json pod, const std::string& uid) {
   std::string name = pod["metadata"].value("name", "");
   std::string ns = pod["metadata"].value("namespace", "default");

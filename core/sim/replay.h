@@ -81,6 +81,9 @@ struct ReplayResult {
   int queue_unplaceable = 0;       // released at once: no allowed node could ever take them
   int queue_waiting = 0;           // still gated at the end (counted in `pending`)
   std::vector<CurveSample> curve;  // before each arrival, and at the end
+  // Claim replays (claim_replay.h): for each pod that no node could take when it arrived, the
+  // share of the GPUs then unallocated: capacity there, but not in a shape it could use.
+  std::vector<double> stranded_at_rejection;
 };
 
 // Errors when `cluster` is not a v1 List of Nodes and Pods, or a pod of `arrivals` has no name.

@@ -115,6 +115,21 @@ int64_t IntolerablePreferNoSchedule(const SimPod& pod, const SimNode& node) {
 
 }  // namespace
 
+SimNode SimNodeOf(const json& node) {
+  SimNode n;
+  auto facts = std::make_shared<NodeFacts>(ReadNode(node));
+  n.allocatable.extended = facts->allocatable;
+  n.allocatable.cpu_milli = facts->compute.cpu_milli;
+  n.allocatable.memory = facts->compute.memory_bytes;
+  if (const json& pods = At(node, {"status", "allocatable", "pods"}); pods.is_string()) {
+    if (auto count = ParseWholeQuantity(pods.get<std::string>()); count.ok()) {
+      n.allocatable.pods = count.value();
+    }
+  }
+  n.facts = std::move(facts);
+  return n;
+}
+
 SimPod SimPodFromSpec(const json& pod_spec) {
   SimPod pod;
   pod.node_name = StringAt(pod_spec, {"nodeName"});

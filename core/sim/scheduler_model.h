@@ -71,6 +71,9 @@ struct SimPod {
   int64_t nonzero_memory = 0;
 };
 
+// A v1 Node as the scheduler reads it: its facts and allocatable, nothing requested yet.
+SimNode SimNodeOf(const nlohmann::json& node);
+
 // A pod spec as the scheduler reads it: requests are the effective ones (the larger of the
 // containers' sum and any init container's, plus overhead), limits standing in for absent
 // requests of extended resources.

@@ -103,6 +103,8 @@ json RunJson(const std::string& name, const ReplayResult& r, std::optional<uint6
   out["allocated_gpus_over_time"] = AllocatedAtTimeShares(r, 10);
   out["devices_counted_twice"] = r.counted_twice;
   out["placed_by_resource"] = r.placed_by_resource;
+  out["rejections"] = r.stranded_at_rejection.size();
+  out["stranded_ratio_at_rejection_mean"] = OrNull(Mean(r.stranded_at_rejection));
   return out;
 }
 
@@ -135,19 +137,22 @@ json SummaryJson(std::span<const json> runs) {
 }
 
 std::string RunTable(std::span<const json> runs) {
-  std::string out = fmt::format("{:<28} {:>6} {:>7} {:>7} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9}\n",
-                                "RUN", "SEED", "PLACED", "PENDING", "GPUS", "UNALLOC", "FALLBACK",
-                                "SHARED", "PREF-HON", "WAIT-P99");
+  std::string out =
+      fmt::format("{:<28} {:>6} {:>7} {:>7} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9}\n", "RUN",
+                  "SEED", "PLACED", "PENDING", "GPUS", "UNALLOC", "FALLBACK", "SHARED",
+                  "PREF-HON", "WAIT-P99", "STRANDED");
   for (const json& r : runs) {
     out += fmt::format(
-        "{:<28} {:>6} {:>7} {:>7} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9}\n", r.value("name", ""),
+        "{:<28} {:>6} {:>7} {:>7} {:>9} {:>9} {:>9} {:>8} {:>9} {:>9} {:>9}\n",
+        r.value("name", ""),
         r.contains("seed") ? std::to_string(r["seed"].get<uint64_t>()) : "-",
         r.value("placed_pods", 0), r.value("pending_pods", 0),
         fmt::format("{:.1f}/{:.0f}", r.value("allocated_gpus", 0.0), r.value("capacity_gpus", 0.0)),
         Cell(r["unallocated_ratio_at_full_demand"], "{:.2f}%", 100), r.value("fallbacks", 0),
         r.value("sharing_conversions", 0),
         Cell(r["preferred_affinity_honoured_ratio"], "{:.0f}%", 100),
-        Cell(r["wait_seconds_p99"], "{:.2f}s"));
+        Cell(r["wait_seconds_p99"], "{:.2f}s"),
+        Cell(r.value("stranded_ratio_at_rejection_mean", json()), "{:.2f}%", 100));
   }
   json summary = SummaryJson(runs);
   bool repeated = std::any_of(summary.begin(), summary.end(),

@@ -13,6 +13,7 @@
 
 #include "core/plan/node_ranking.h"
 #include "core/sim/alibaba_trace.h"
+#include "core/sim/claim_replay.h"
 #include "core/sim/curve_chart.h"
 #include "core/sim/oracle.h"
 #include "core/sim/replay.h"
@@ -235,9 +236,12 @@ int SimulateCommand(int argc, char** argv) {
   CurveChart chart{"", "arrived GPU demand (% of capacity)", "unallocated GPUs (% of capacity)"};
   for (const std::optional<uint64_t>& seed : s.seeds) {
     std::vector<Arrival> arrivals = s.arrivals(seed);
-    OracleResult oracle = MigOracle(s.cluster, arrivals);
+    // DRA devices and pods naming claim templates: the claims are what is placed.
+    const bool claims = IsClaimScenario(s.cluster, arrivals);
+    OracleResult oracle = claims ? OracleResult{} : MigOracle(s.cluster, arrivals);
     auto record = [&](const std::string& name, const Policy* policy) -> bool {
-      auto result = Replay(s.cluster, arrivals, policy, options);
+      auto result = claims ? ClaimReplay(s.cluster, arrivals, policy)
+                           : Replay(s.cluster, arrivals, policy, options);
       if (!result.ok()) {
         ConfigError(result.error().message);
         return false;

@@ -355,6 +355,9 @@ TEST(ClaimReview, ClaimsNotMadeForAPodOrWrittenExactlyOrOptedOutAreNotSteered) {
   Policy unplaced;
   unplaced.placement.enabled = false;
   EXPECT_FALSE(steered(ClaimForPod(), unplaced));
+  Policy unsteered;
+  unsteered.dra.steer_claims = false;
+  EXPECT_FALSE(steered(ClaimForPod(), unsteered));
   // Devices cut already: one free 1g.10gb is as good as another.
   InventorySnapshot cut = SnapshotOf(ReadJsonFile("tests/fixtures/dra/seed-cluster.json"));
   json review = ClaimForPod();

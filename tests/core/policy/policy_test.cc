@@ -594,6 +594,19 @@ TEST(ParsePolicy, ReportsBadPlacementSettings) {
   });
 }
 
+TEST(ParsePolicy, ReadsTheDraSectionAndReportsBadValues) {
+  auto p = ParsePolicy("dra: {firstAvailable: false, alignPcieRoot: true, steerClaims: false}");
+  ASSERT_TRUE(p.ok());
+  DraPolicy want;
+  want.first_available = false;
+  want.align_pcie_root = true;
+  want.steer_claims = false;
+  EXPECT_TRUE(p.value().dra == want);
+  ExpectIssues({{"dra: {steerClaims: sometimes, pinGpus: true}",
+                 {"1:20: dra.steerClaims must be true or false, not \"sometimes\"",
+                  "1:31: unknown key \"pinGpus\" in dra"}}});
+}
+
 TEST(ParsePolicy, ReportsBadWorkerDefaults) {
   ExpectIssues({
       {R"(workerDefaults:
