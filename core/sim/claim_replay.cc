@@ -184,8 +184,14 @@ class ClaimCluster {
 
   void Add(StreamPod* p) { pods_[StringAt(p->pod, {"metadata", "name"})] = p; }
   void Remove(StreamPod* p) {
-    pods_.erase(StringAt(p->pod, {"metadata", "name"}));
+    Drop(p);
     Unbind(p->sim, nodes_[p->node]);
+  }
+  // Forgets `p`, never bound, and its reservation.
+  void Drop(StreamPod* p) {
+    pods_.erase(StringAt(p->pod, {"metadata", "name"}));
+    std::string key = StringAt(p->pod, {"metadata", "annotations", reservation_annotation()});
+    if (!key.empty()) ledger_.Release(key);
   }
 
   // Binds `p` where the scheduler would, allocating its claims; false when no node can take it.
@@ -353,7 +359,7 @@ bool IsClaimScenario(const json& cluster, std::span<const Arrival> arrivals) {
 }
 
 Result<ReplayResult> ClaimReplay(const json& cluster, std::span<const Arrival> arrivals,
-                                 const Policy* policy) {
+                                 const Policy* policy, bool drop_unplaced) {
   json templates = json::object();
   for (const json& item : At(cluster, {"items"})) {
     if (StringAt(item, {"kind"}) != "ResourceClaimTemplate") continue;
@@ -419,14 +425,19 @@ Result<ReplayResult> ClaimReplay(const json& cluster, std::span<const Arrival> a
     ++result.arrived;
     if (!p.claims.empty()) ++result.gpu_pods_arrived;
     if (!bind(i, a.at)) {
-      pending.push_back(i);
       result.stranded_at_rejection.push_back(1 - result.allocated_gpus / result.capacity_gpus);
+      if (drop_unplaced) {
+        state.Drop(&p);
+      } else {
+        pending.push_back(i);
+      }
     }
     result.curve.push_back({result.demand_gpus, result.allocated_gpus, a.at});
   }
   result.pending = static_cast<int>(pending.size());
-  result.placed = result.arrived - result.pending;
-  result.gpu_pods_placed = result.gpu_pods_arrived - result.pending;
+  result.placed = result.arrived - result.pending -
+                  (drop_unplaced ? static_cast<int>(result.stranded_at_rejection.size()) : 0);
+  result.gpu_pods_placed = result.gpu_pods_arrived - (result.arrived - result.placed);
   return result;
 }
 

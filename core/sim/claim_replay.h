@@ -17,8 +17,9 @@
 //   4. the allocator's first fit on that node allocates each request: its alternatives in
 //      order, for each the first devices in slice then device order that the alternative
 //      selects (its selectors read as SelectorFacts) and the shared counters still allow.
-// A pod that no node can take waits, and is tried again in arrival order whenever a pod leaves;
-// a pod leaves `duration` after it is bound, and its claims are deallocated. There is no watch
+// A pod that no node can take waits, and is tried again in arrival order whenever a pod leaves
+// (with `drop_unplaced`, it leaves at once instead, as a job that gives up); a pod leaves
+// `duration` after it is bound, and its claims are deallocated. There is no watch
 // delay: each review sees every allocation before it.
 //
 // Figures, in GPU equivalents (core/kube/gpu_equivalents.h): capacity is one per GPU (a device
@@ -45,6 +46,6 @@ bool IsClaimScenario(const nlohmann::json& cluster, std::span<const Arrival> arr
 // Errors when a pod names a template the cluster file does not hold, or asks devices with
 // allocationMode All.
 Result<ReplayResult> ClaimReplay(const nlohmann::json& cluster, std::span<const Arrival> arrivals,
-                                 const Policy* policy);
+                                 const Policy* policy, bool drop_unplaced = false);
 
 }  // namespace gpuadmit

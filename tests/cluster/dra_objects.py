@@ -92,10 +92,13 @@ def static_mig_slice(node_name, layout, gpus=4):
 
 
 def partitionable_slices(node_name, gpus=1):
-    """Dynamic MIG: one slice of counter sets (a GPU's 8 memory slices each), one of devices."""
+    """Dynamic MIG: one slice of counter sets (a GPU's 8 memory slices each), then one slice of
+    devices per GPU (the API allows at most 64 devices that consume counters in a slice)."""
     counters = []
-    devices = []
+    by_gpu = []
     for minor in range(gpus):
+        devices = []
+        by_gpu.append(devices)
         cset = f"gpu-{minor}-counter-set"
         counters.append({"name": cset,
                          "counters": {f"memory-slice-{i}": {"value": "1"} for i in range(8)}})
@@ -111,16 +114,17 @@ def partitionable_slices(node_name, gpus=1):
                 d["consumesCounters"] = [{"counterSet": cset, "counters": {
                     f"memory-slice-{i}": {"value": "1"} for i in range(start, start + width)}}]
                 devices.append(d)
-    pool = {"name": node_name, "generation": 1, "resourceSliceCount": 2}
-    return [
-        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-         "metadata": {"name": f"{node_name}-gpu.nvidia.com-counters"},
-         "spec": {"driver": DRIVER, "nodeName": node_name, "pool": pool,
-                  "sharedCounters": counters}},
-        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-         "metadata": {"name": f"{node_name}-gpu.nvidia.com-devices"},
-         "spec": {"driver": DRIVER, "nodeName": node_name, "pool": pool, "devices": devices}},
-    ]
+    pool = {"name": node_name, "generation": 1, "resourceSliceCount": 1 + gpus}
+    slices = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+               "metadata": {"name": f"{node_name}-gpu.nvidia.com-counters"},
+               "spec": {"driver": DRIVER, "nodeName": node_name, "pool": pool,
+                        "sharedCounters": counters}}]
+    for minor, devices in enumerate(by_gpu):
+        slices.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                       "metadata": {"name": f"{node_name}-gpu.nvidia.com-gpu-{minor}"},
+                       "spec": {"driver": DRIVER, "nodeName": node_name, "pool": pool,
+                                "devices": devices}})
+    return slices
 
 
 def mig_claim_spec(profile, request="gpu", count=1):

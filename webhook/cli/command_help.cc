@@ -96,7 +96,9 @@ constexpr std::string_view kSimulate = R"(gpuadmit simulate: replays arrivals ag
 Usage: gpuadmit simulate (--cluster FILE --workload FILE |
                           --trace alibaba-openb --nodes FILE --pods FILE) [flags]
 
-  --cluster FILE          the cluster: what `kubectl get nodes,pods -A -o json` prints
+  --cluster FILE          the cluster: what `kubectl get nodes,pods -A -o json` prints; with
+                          ResourceSlices and pods naming ResourceClaimTemplates, the claims
+                          are replayed, with kube-scheduler's DRA allocator modelled
   --workload FILE         the arrivals: JSON lines {"at": s, "duration": s, "object": {...}}
                           (a Pod, or a Deployment, ReplicaSet, StatefulSet or Job)
   --trace alibaba-openb   the Alibaba GPU trace instead: --nodes (the node list CSV) and --pods
@@ -110,6 +112,8 @@ Usage: gpuadmit simulate (--cluster FILE --workload FILE |
   --policy FILE           a policy to replay (repeatable; default: the baseline only)
   --strategy NAME         the placement strategy, each policy once per strategy (repeatable)
   --queue                 each policy again with the capacity queue
+  --drop-unplaced         DRA claims: a pod no node can take on arrival leaves at once,
+                          instead of waiting for room
   --replicas N            webhook replicas with separate ledgers (default 1)
   --watch-delay S         seconds from admission to the inventory's watch (default 0.01)
   --bind-delay S          seconds from admission to the scheduler's binding (default 0.05)

@@ -31,8 +31,8 @@ Usage:
                      --trace alibaba-openb --nodes FILE --pods FILE [--seed N|A-B]...
                      [--shared-fraction 0] [--shared-replicas 4] [--inflate 130]
                      [--trace-times SPEEDUP])
-                    [--policy FILE]... [--strategy NAME]... [--queue] [--replicas 1]
-                    [--watch-delay 0.01] [--bind-delay 0.05] [--nodes-to-score 0]
+                    [--policy FILE]... [--strategy NAME]... [--queue] [--drop-unplaced]
+                    [--replicas 1] [--watch-delay 0.01] [--bind-delay 0.05] [--nodes-to-score 0]
                     [-o table|json] [--svg FILE]
   gpuadmit report  [--cluster FILE | --kubeconfig FILE [--context NAME] | (in-cluster)]
                    [--dcgm-file FILE... | --prometheus URL [--samples 1] [--interval 15]]

@@ -202,7 +202,7 @@ int SimulateCommand(int argc, char** argv) {
   Flags f({"cluster", "workload", "trace", "nodes", "pods", "policy", "strategy", "seed",
            "replicas", "watch-delay", "bind-delay", "nodes-to-score", "shared-fraction",
            "shared-replicas", "inflate", "o", "output", "svg", "trace-times"},
-          {"queue"}, {"policy", "strategy", "seed"});
+          {"queue", "drop-unplaced"}, {"policy", "strategy", "seed"});
   if (auto err = f.Parse(argc, argv, 0); !err.empty()) return UsageError("simulate", err);
   if (!f.positional().empty()) return UsageError("simulate", "no positional arguments");
   std::string format = f.Value("o", f.Value("output", "table"));
@@ -240,7 +240,7 @@ int SimulateCommand(int argc, char** argv) {
     const bool claims = IsClaimScenario(s.cluster, arrivals);
     OracleResult oracle = claims ? OracleResult{} : MigOracle(s.cluster, arrivals);
     auto record = [&](const std::string& name, const Policy* policy) -> bool {
-      auto result = claims ? ClaimReplay(s.cluster, arrivals, policy)
+      auto result = claims ? ClaimReplay(s.cluster, arrivals, policy, f.Has("drop-unplaced"))
                            : Replay(s.cluster, arrivals, policy, options);
       if (!result.ok()) {
         ConfigError(result.error().message);

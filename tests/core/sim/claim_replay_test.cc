@@ -51,6 +51,11 @@ TEST(ClaimReplay, SteeringKeepsTheFreshGpuWholeForTheProfileOnlyItCanTake) {
   ASSERT_EQ(as_written.value().stranded_at_rejection.size(), 1u);
   // 2 GPUs, 3/7 + 1/7 allocated.
   EXPECT_NEAR(as_written.value().stranded_at_rejection[0], 1 - (4.0 / 7) / 2, 1e-9);
+  // Dropped instead of waiting: it is not pending, and not placed.
+  auto dropped = ClaimReplay(cluster, stream, nullptr, /*drop_unplaced=*/true).value();
+  EXPECT_EQ(dropped.placed, 1);
+  EXPECT_EQ(dropped.pending, 0);
+  EXPECT_EQ(dropped.stranded_at_rejection.size(), 1u);
   Policy steer;
   steer.mig.fallback = false;  // the claims as written, pinned: steering alone
   auto steered = ClaimReplay(cluster, stream, &steer);
