@@ -173,7 +173,9 @@ std::map<std::string, DraNodeCounts, std::less<>> DraDevices::CountByNode() cons
 
 std::map<std::string, NodeDevices, std::less<>> DraDevices::DevicesByNode() const {
   std::set<DeviceRef> held;
-  for (const auto& [key, claim] : claims_) held.insert(claim.allocated.begin(), claim.allocated.end());
+  for (const auto& [key, claim] : claims_) {
+    held.insert(claim.allocated.begin(), claim.allocated.end());
+  }
   std::map<std::string, NodeDevices, std::less<>> out;
   for (auto& [key, pool] : NewestPools(slices_)) {
     std::map<std::string, PoolDevices, std::less<>> by_node;  // a pool is one node's, as a rule

@@ -33,7 +33,8 @@ constexpr std::chrono::seconds kReservationTtl{30};  // as Replay's
 json ReviewOf(const json& object, const std::string& uid) {
   const bool pod = object.value("kind", "") == "Pod";
   json kind = pod ? json{{"group", ""}, {"version", "v1"}, {"kind", "Pod"}}
-                  : json{{"group", "resource.k8s.io"}, {"version", "v1"}, {"kind", "ResourceClaim"}};
+                  : json{{"group", "resource.k8s.io"}, {"version", "v1"},
+                         {"kind", "ResourceClaim"}};
   json resource = pod ? json{{"group", ""}, {"version", "v1"}, {"resource", "pods"}}
                       : json{{"group", "resource.k8s.io"}, {"version", "v1"},
                              {"resource", "resourceclaims"}};
@@ -260,7 +261,7 @@ class ClaimCluster {
   LedgerReservations reservations_;
 };
 
-// The claims the resourceclaim controller makes for `pod` from the templates in `s`.
+// The claims the resourceclaim controller makes for `pod` from `templates` (by namespace/name).
 Result<std::vector<json>> ClaimsFor(const json& pod, const json& templates) {
   const std::string name = StringAt(pod, {"metadata", "name"});
   const std::string ns = pod["metadata"].value("namespace", "default");
@@ -288,7 +289,9 @@ Result<std::vector<json>> ClaimsFor(const json& pod, const json& templates) {
                   {"spec", At(*t, {"spec", "spec"})}};
     for (const json& request : At(claim, {"spec", "devices", "requests"})) {
       for (const DeviceAlternative& a : ReadAlternatives(JsonView(request))) {
-        if (a.all) return Error{"claim " + ns + "/" + name + ": allocationMode All is not modelled"};
+        if (a.all) {
+          return Error{"claim " + ns + "/" + name + ": allocationMode All is not modelled"};
+        }
       }
     }
     out.push_back(std::move(claim));

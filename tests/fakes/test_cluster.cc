@@ -102,6 +102,16 @@ nlohmann::json ListOf(const std::vector<nlohmann::json>& items) {
   return {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}};
 }
 
+std::string DeviceUuid(const nlohmann::json& cluster, const std::string& name) {
+  for (const nlohmann::json& item : cluster["items"]) {
+    if (item["kind"] != "ResourceSlice" || !item["spec"].contains("devices")) continue;
+    for (const nlohmann::json& d : item["spec"]["devices"]) {
+      if (d["name"] == name) return d["attributes"]["uuid"]["string"];
+    }
+  }
+  return "";
+}
+
 std::string DcgmGpu(const std::string& host, int gpu, double utilization_percent,
                     double fb_used_mib, double fb_free_mib) {
   std::string labels = "{gpu=\"" + std::to_string(gpu) + "\",UUID=\"GPU-" + host + "-" +

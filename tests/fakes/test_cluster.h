@@ -46,6 +46,9 @@ nlohmann::json GpuNode(const std::string& name, int gpus, const std::string& pro
 // A v1 List of `items`, as `kubectl get nodes,pods -A -o json` prints it.
 nlohmann::json ListOf(const std::vector<nlohmann::json>& items);
 
+// The uuid attribute of the DRA device `name` in `cluster`'s ResourceSlices, "" when none.
+std::string DeviceUuid(const nlohmann::json& cluster, const std::string& name);
+
 // dcgm-exporter exposition lines for whole GPU `gpu` of `host`: utilisation (percent) and
 // framebuffer used and free (MiB), in the exporter's own label set.
 std::string DcgmGpu(const std::string& host, int gpu, double utilization_percent,

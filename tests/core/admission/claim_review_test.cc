@@ -13,6 +13,7 @@ namespace gpuadmit {
 namespace {
 
 using nlohmann::json;
+using testing::DeviceUuid;
 using testing::ReadJsonFile;
 using testing::SnapshotOf;
 
@@ -287,23 +288,12 @@ json ClaimForPod(const std::string& profile = "1g.10gb") {
   return review;
 }
 
-// The uuid attribute of the device `name` in `cluster`'s slices.
-std::string UuidOf(const json& cluster, const std::string& name) {
-  for (const json& item : cluster["items"]) {
-    if (item["kind"] != "ResourceSlice" || !item["spec"].contains("devices")) continue;
-    for (const json& d : item["spec"]["devices"]) {
-      if (d["name"] == name) return d["attributes"]["uuid"]["string"];
-    }
-  }
-  return "";
-}
-
 TEST(ClaimReview, AClaimMadeForAPodIsPinnedToTheGpuWhereFirstFitStrandsTheLeast) {
   json cluster = ReadJsonFile("tests/fixtures/dra/dynamic-mig.json");
   InventorySnapshot s = SnapshotOf(cluster);
   Policy p;
   const std::string on_gpu1 =
-      "device.attributes['gpu.nvidia.com'].parentUUID == '" + UuidOf(cluster, "gpu-1") + "'";
+      "device.attributes['gpu.nvidia.com'].parentUUID == '" + DeviceUuid(cluster, "gpu-1") + "'";
   // 2g.20gb, made a list 2g.20gb, 1g.10gb: its pinned copy goes first, on gpu-1, whose 3g.40gb
   // is held; the list as planned follows, should gpu-1 be gone by the time the scheduler
   // allocates.

@@ -12,22 +12,12 @@ namespace gpuadmit {
 namespace {
 
 using nlohmann::json;
+using testing::DeviceUuid;
 using testing::ReadJsonFile;
 using testing::SnapshotOf;
 
 SelectorFacts Mig(const std::string& profile) {
   return {.driver = "gpu.nvidia.com", .type = "mig", .profile = profile};
-}
-
-// The uuid attribute of the device `name` in `cluster`'s slices.
-std::string UuidOf(const json& cluster, const std::string& name) {
-  for (const json& item : cluster["items"]) {
-    if (item["kind"] != "ResourceSlice" || !item["spec"].contains("devices")) continue;
-    for (const json& d : item["spec"]["devices"]) {
-      if (d["name"] == name) return d["attributes"]["uuid"]["string"];
-    }
-  }
-  return "";
 }
 
 const PoolDevices& OnlyPool(const InventorySnapshot& s, const std::string& node) {
@@ -47,7 +37,7 @@ TEST(DeviceChoice, ASmallProfileGoesToTheGpuCarvedAlreadyNotTheFirstFreshOne) {
   std::optional<GpuChoice> c = ChooseGpu(s.dra_devices(), Mig("1g.10gb"), "");
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->node, "h200-dyn");
-  EXPECT_EQ(c->gpu, UuidOf(cluster, "gpu-1"));
+  EXPECT_EQ(c->gpu, DeviceUuid(cluster, "gpu-1"));
   EXPECT_EQ(c->gpu_device, "gpu-1");
   EXPECT_EQ(c->device, "gpu-1-mig-1g10gb-19-4");  // slices 0-3 are the held 3g.40gb's
   // Unsteered, the allocator takes the first 1g.10gb of the fresh gpu-0 and breaks it up.
@@ -95,7 +85,7 @@ TEST(DeviceChoice, HeldDevicesAndPinnedClaimsTakeTheirCounters) {
                                                   "device.attributes['gpu.nvidia.com'].profile == "
                                                   "'1g.10gb' && device.attributes['gpu.nvidia.com']"
                                                   ".parentUUID == '" +
-                                                      UuidOf(cluster, "gpu-0") + "'"}}}}})}}})}};
+                                                      DeviceUuid(cluster, "gpu-0") + "'"}}}}})}}})}};
   cluster["items"].push_back({{"apiVersion", "resource.k8s.io/v1"},
                               {"kind", "ResourceClaim"},
                               {"metadata", {{"name", "pending"}, {"namespace", "ml"}}},
