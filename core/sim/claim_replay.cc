@@ -183,14 +183,14 @@ class ClaimCluster {
     return ReviewContext{s, *policy_, nullptr, &reservations_};
   }
 
-  void Add(StreamPod* p) { pods_[StringAt(p->pod, {"metadata", "name"})] = p; }
+  void Add(StreamPod* p) { pods_[KeyOf(*p)] = p; }
   void Remove(StreamPod* p) {
     Drop(p);
     Unbind(p->sim, nodes_[p->node]);
   }
-  // Forgets `p`, never bound, and its reservation.
+  // Forgets `p` and its claims, and ends its reservation.
   void Drop(StreamPod* p) {
-    pods_.erase(StringAt(p->pod, {"metadata", "name"}));
+    pods_.erase(KeyOf(*p));
     std::string key = StringAt(p->pod, {"metadata", "annotations", reservation_annotation()});
     if (!key.empty()) ledger_.Release(key);
   }
@@ -246,6 +246,9 @@ class ClaimCluster {
   }
 
  private:
+  static std::string KeyOf(const StreamPod& p) {
+    return StringAt(p.pod, {"metadata", "namespace"}) + "/" + StringAt(p.pod, {"metadata", "name"});
+  }
   static int64_t RankOf(const std::vector<NodeFit>& fits) {
     int64_t rank = 0;
     for (const NodeFit& f : fits) rank += f.rank;
@@ -255,7 +258,7 @@ class ClaimCluster {
   const Policy* policy_;
   json base_ = json::array();
   std::vector<SimNode> nodes_;
-  std::map<std::string, StreamPod*> pods_;  // by name: pending and bound
+  std::map<std::string, StreamPod*> pods_;  // by namespace/name: pending and bound
   ReservationLedger ledger_;
   ReservationLedger::TimePoint now_{};
   LedgerReservations reservations_;
