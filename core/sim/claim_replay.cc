@@ -393,7 +393,8 @@ Result<ReplayResult> ClaimReplay(const json& cluster, std::span<const Arrival> a
   };
   auto leave_until = [&](double t) {
     while (!leaving.empty() && leaving.top().first <= t) {
-      auto [now, i] = leaving.top();
+      const double now = leaving.top().first;
+      const size_t i = leaving.top().second;
       leaving.pop();
       state.Remove(&pods[i]);
       result.allocated_gpus -= pods[i].gpus;
