@@ -15,16 +15,6 @@ namespace {
 
 using nlohmann::json;
 
-// 8: the API's limit on a request's firstAvailable entries.
-constexpr size_t kMaxSubRequests = 8;
-
-// What `a` asks with its DeviceClass's selectors (as the snapshot holds it) filled in.
-SelectorFacts Resolved(const DeviceAlternative& a, const InventorySnapshot& snapshot) {
-  auto cls = snapshot.device_classes().find(a.device_class);
-  return WithClass(a.selects, a.device_class,
-                   cls == snapshot.device_classes().end() ? nullptr : &cls->second);
-}
-
 // What one `exactly` request asks for, as far as gpuadmit can read it.
 struct ExactAsk {
   std::string device_class;
@@ -36,7 +26,7 @@ struct ExactAsk {
 
 ExactAsk ReadAsk(JsonView request, const InventorySnapshot& snapshot) {
   const DeviceAlternative a = ReadAlternatives(request).front();  // `exactly` comes first
-  ExactAsk ask{a.device_class, a.count, a.all, Resolved(a, snapshot)};
+  ExactAsk ask{a.device_class, a.count, a.all, WithClassOf(a, snapshot.device_classes())};
   ask.profile_from_class = a.selects.profile.empty() && !ask.facts.profile.empty();
   return ask;
 }
@@ -170,7 +160,7 @@ bool AddClaimNeeds(PodRequest& pod, JsonView pod_spec, const InventorySnapshot& 
     for (const std::vector<DeviceAlternative>& request : t->second.requests) {
       if (request.empty() || request.front().all) continue;
       const DeviceAlternative& first = request.front();
-      std::string resource = AskedResource(Resolved(first, snapshot));
+      std::string resource = AskedResource(WithClassOf(first, snapshot.device_classes()));
       if (!resource.empty()) asked[resource] += first.count;
     }
   }

@@ -14,9 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-// 8: the API's limit on a request's firstAvailable entries.
-constexpr size_t kMaxSubRequests = 8;
-
 std::string Fixed2(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f", value);
@@ -79,10 +76,7 @@ ClaimDecision SteerClaim(JsonView claim, const InventorySnapshot& snapshot, cons
     for (; k < alternatives.size(); ++k) {
       const DeviceAlternative& a = alternatives[k];
       if (a.all || a.count != 1) break;
-      auto cls = snapshot.device_classes().find(a.device_class);
-      SelectorFacts facts =
-          WithClass(a.selects, a.device_class,
-                    cls == snapshot.device_classes().end() ? nullptr : &cls->second);
+      SelectorFacts facts = WithClassOf(a, snapshot.device_classes());
       std::optional<GpuChoice> choice = ChooseGpu(snapshot.dra_devices(), facts, node);
       if (!choice) continue;
       const PatchPath at = PatchPath("/spec/devices/requests") / i;

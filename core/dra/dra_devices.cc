@@ -208,11 +208,7 @@ std::map<std::string, NodeDevices, std::less<>> DraDevices::DevicesByNode() cons
     }
   };
   for (const auto& [key, claim] : claims_) {
-    for (const PinnedAsk& ask : claim.pinned) {
-      auto cls = classes_.find(ask.device_class);
-      take_first_fit(WithClass(ask.selects, ask.device_class,
-                               cls == classes_.end() ? nullptr : &cls->second));
-    }
+    for (const DeviceAlternative& ask : claim.pinned) take_first_fit(WithClassOf(ask, classes_));
   }
   return out;
 }

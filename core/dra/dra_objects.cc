@@ -144,7 +144,7 @@ ResourceClaimRecord ReadResourceClaim(JsonView claim) {
   for (JsonView request : claim.At({"spec", "devices", "requests"}).Elements()) {
     std::vector<DeviceAlternative> alternatives = ReadAlternatives(request);
     if (alternatives.empty() || alternatives.front().selects.gpu.empty()) continue;
-    r.pinned.push_back({alternatives.front().device_class, alternatives.front().selects});
+    r.pinned.push_back(std::move(alternatives.front()));
   }
   return r;
 }
@@ -199,6 +199,13 @@ SelectorFacts WithClass(SelectorFacts selects, std::string_view class_name,
     if (class_name == kNvidiaGpuClass) selects.type = "gpu";
   }
   return selects;
+}
+
+SelectorFacts WithClassOf(const DeviceAlternative& alternative,
+                          const std::map<std::string, DeviceClassRecord, std::less<>>& classes) {
+  auto cls = classes.find(alternative.device_class);
+  return WithClass(alternative.selects, alternative.device_class,
+                   cls == classes.end() ? nullptr : &cls->second);
 }
 
 std::string AskedResource(const SelectorFacts& facts) {

@@ -14,6 +14,7 @@
 // Thread safety: pure functions over values.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -30,6 +31,9 @@ inline constexpr std::string_view kNvidiaGpuClass = "gpu.nvidia.com";
 inline constexpr std::string_view kNvidiaMigClass = "mig.nvidia.com";
 // The standard attribute naming a device's PCIe root complex: devices sharing one are close.
 inline constexpr std::string_view kPcieRootAttribute = "resource.kubernetes.io/pcieRoot";
+// resourceapi.FirstAvailableDeviceRequestMaxSize: the API's limit on a request's firstAvailable
+// entries (the scheduler's DynamicResources score of an entry is this less its index).
+inline constexpr size_t kMaxSubRequests = 8;
 // The annotation the scheduler puts on the claim it makes for a pod's extended resources
 // backed by DRA: that pod's own requests already count those devices.
 inline constexpr std::string_view kExtendedResourceClaimAnnotation =
@@ -78,28 +82,23 @@ struct SelectorFacts {
   std::string gpu;  // a `parentUUID == '...'` or `uuid == '...'`: the one GPU it may come from
 };
 
-// What a claim not yet allocated asks first of one GPU (SelectorFacts::gpu): the device the
-// scheduler's first fit will take there is counted as taken until the claim is allocated.
-struct PinnedAsk {
-  std::string device_class;
-  SelectorFacts selects;  // gpu set
-};
-
-struct ResourceClaimRecord {
-  std::string key;                  // namespace/name
-  std::string owner_pod;            // namespace/name of the Pod it was made for; "" for none
-  std::vector<DeviceRef> allocated;  // empty until the scheduler allocates it
-  std::vector<PinnedAsk> pinned;     // unallocated: each request's first alternative, if pinned
-  // Made by the scheduler for a pod's DRA-backed extended resources: the pod counts them.
-  bool for_extended_resource = false;
-};
-
 // One way a device request may be met: its `exactly`, or one entry of its `firstAvailable`.
 struct DeviceAlternative {
   std::string device_class;
   SelectorFacts selects;  // the selectors' own (the class's are not merged in)
   int64_t count = 1;
   bool all = false;  // allocationMode All
+};
+
+struct ResourceClaimRecord {
+  std::string key;                  // namespace/name
+  std::string owner_pod;            // namespace/name of the Pod it was made for; "" for none
+  std::vector<DeviceRef> allocated;  // empty until the scheduler allocates it
+  // Unallocated: each request's first alternative where it names one GPU (SelectorFacts::gpu);
+  // the device the scheduler's first fit takes there counts as taken until the claim is allocated.
+  std::vector<DeviceAlternative> pinned;
+  // Made by the scheduler for a pod's DRA-backed extended resources: the pod counts them.
+  bool for_extended_resource = false;
 };
 
 // A ResourceClaimTemplate as pod placement reads it: each request's alternatives, in order.
@@ -125,6 +124,9 @@ std::vector<DeviceAlternative> ReadAlternatives(JsonView request);
 // it says nothing, and the type a profile or NVIDIA's class names implies.
 SelectorFacts WithClass(SelectorFacts selects, std::string_view class_name,
                         const DeviceClassRecord* device_class);
+// The same for `alternative`, its class looked up in `classes` (not there: no class selectors).
+SelectorFacts WithClassOf(const DeviceAlternative& alternative,
+                          const std::map<std::string, DeviceClassRecord, std::less<>>& classes);
 
 // Adds what `cel` requires of the driver, type, profile, product and GPU to `facts` (the first
 // comparison of each wins); leaves the rest as it was.

@@ -23,9 +23,6 @@ namespace {
 
 using nlohmann::json;
 
-// resourceapi.FirstAvailableDeviceRequestMaxSize: the DynamicResources score of an entry is this
-// less its index.
-constexpr int64_t kMaxSubRequests = 8;
 constexpr int64_t kDynamicResourcesWeight = 2;
 constexpr std::chrono::seconds kReservationTtl{30};  // as Replay's
 
@@ -82,9 +79,7 @@ struct NodeFit {
 // The first devices of `pools` (taken out of them) that `a` selects, or none.
 std::vector<Taken> TakeFirstFit(NodeDevices& pools, const DeviceAlternative& a,
                                 const InventorySnapshot& s) {
-  auto cls = s.device_classes().find(a.device_class);
-  SelectorFacts facts = WithClass(a.selects, a.device_class,
-                                  cls == s.device_classes().end() ? nullptr : &cls->second);
+  SelectorFacts facts = WithClassOf(a, s.device_classes());
   NodeDevices trial = pools;
   std::vector<Taken> got;
   for (PoolDevices& pool : trial) {
@@ -118,7 +113,7 @@ std::optional<NodeFit> FitOn(NodeDevices& pools, const json& claim, const Invent
       std::string ref = name;
       if (entries.is_array()) {
         ref += "/" + StringAt(entries[k], {"name"});
-        fit.rank += kMaxSubRequests - static_cast<int64_t>(k);
+        fit.rank += static_cast<int64_t>(kMaxSubRequests - k);
       }
       for (Taken& t : got) t.request = ref;
       fit.taken.insert(fit.taken.end(), got.begin(), got.end());
@@ -309,9 +304,7 @@ double DemandOf(const json& claim, const InventorySnapshot& s) {
     std::vector<DeviceAlternative> alternatives = ReadAlternatives(JsonView(request));
     if (alternatives.empty()) continue;
     const DeviceAlternative& a = alternatives.front();
-    auto cls = s.device_classes().find(a.device_class);
-    std::string resource = AskedResource(WithClass(
-        a.selects, a.device_class, cls == s.device_classes().end() ? nullptr : &cls->second));
+    std::string resource = AskedResource(WithClassOf(a, s.device_classes()));
     if (!resource.empty()) gpus += GpuEquivalents(resource, a.count, 1);
   }
   return gpus;
