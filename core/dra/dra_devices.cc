@@ -121,13 +121,23 @@ void DraDevices::ReplaceTemplates(std::vector<ClaimTemplateRecord> templates) {
 std::map<std::string, DraNodeCounts, std::less<>> DraDevices::CountByNode() const {
   std::map<PoolKey, Pool> pools = NewestPools(slices_);
   std::set<DeviceRef> held;
-  std::set<DeviceRef> held_for_pods;
+  std::map<DeviceRef, std::string_view> asked_through;  // extended-resource claims' classes
   for (const auto& [key, claim] : claims_) {
-    for (const DeviceRef& ref : claim.allocated) {
-      held.insert(ref);
-      if (claim.for_extended_resource) held_for_pods.insert(ref);
+    for (size_t i = 0; i < claim.allocated.size(); ++i) {
+      held.insert(claim.allocated[i]);
+      if (i < claim.extended_resource_classes.size()) {
+        asked_through[claim.allocated[i]] = claim.extended_resource_classes[i];
+      }
     }
   }
+  // The pod that asked the device through its class's extendedResourceName counts it itself,
+  // when that is the name the device counts as.
+  auto counted_by_pod = [&](const DeviceRef& ref, const std::string& resource) {
+    auto asked = asked_through.find(ref);
+    if (asked == asked_through.end()) return false;
+    auto device_class = classes_.find(asked->second);
+    return device_class != classes_.end() && device_class->second.extended_resource == resource;
+  };
 
   std::map<std::string, DraNodeCounts, std::less<>> out;
   std::map<std::pair<std::string, std::string>, int64_t> under_root;  // (node, pcieRoot) -> GPUs
@@ -152,7 +162,7 @@ std::map<std::string, DraNodeCounts, std::less<>> DraDevices::CountByNode() cons
       DeviceRef ref{driver, key.second, d->name};
       if (held.contains(ref)) {
         ++node.allocatable[resource];
-        if (!held_for_pods.contains(ref)) ++node.used[resource];
+        if (!counted_by_pod(ref, resource)) ++node.used[resource];
         TakeHeld(*d, pool.counters);
         continue;
       }

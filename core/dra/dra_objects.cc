@@ -88,6 +88,24 @@ std::optional<std::string> ComparedTo(std::string_view cel, std::string_view fie
   return std::nullopt;
 }
 
+// The DeviceClass named by the request `name` of `requests` (spec.devices.requests); a
+// firstAvailable entry's result names "<request>/<entry>".
+std::string_view ClassOfRequest(JsonView requests, std::string_view name) {
+  std::string_view entry;
+  if (size_t slash = name.find('/'); slash != std::string_view::npos) {
+    entry = name.substr(slash + 1);
+    name = name.substr(0, slash);
+  }
+  for (JsonView request : requests.Elements()) {
+    if (request["name"].string() != name) continue;
+    if (entry.empty()) return request["exactly"]["deviceClassName"].string();
+    for (JsonView sub : request["firstAvailable"].Elements()) {
+      if (sub["name"].string() == entry) return sub["deviceClassName"].string();
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 void ReadSelector(std::string_view cel, SelectorFacts& facts) {
@@ -128,20 +146,24 @@ ResourceClaimRecord ReadResourceClaim(JsonView claim) {
   ResourceClaimRecord r;
   auto [name_space, name] = claim["metadata"].Fields({"namespace", "name"});
   r.key = std::string(name_space.string()) + "/" + std::string(name.string());
-  r.for_extended_resource =
+  const bool for_extended_resource =
       claim["metadata"]["annotations"][kExtendedResourceClaimAnnotation].string() == "true";
   for (JsonView owner : claim["metadata"]["ownerReferences"].Elements()) {
     if (owner["kind"].string() == "Pod" && owner["apiVersion"].string() == "v1") {
       r.owner_pod = std::string(name_space.string()) + "/" + std::string(owner["name"].string());
     }
   }
+  JsonView requests = claim.At({"spec", "devices", "requests"});
   for (JsonView result : claim.At({"status", "allocation", "devices", "results"}).Elements()) {
     r.allocated.push_back({std::string(result["driver"].string()),
                            std::string(result["pool"].string()),
                            std::string(result["device"].string())});
+    if (for_extended_resource) {
+      r.extended_resource_classes.emplace_back(ClassOfRequest(requests, result["request"].string()));
+    }
   }
   if (!r.allocated.empty()) return r;
-  for (JsonView request : claim.At({"spec", "devices", "requests"}).Elements()) {
+  for (JsonView request : requests.Elements()) {
     std::vector<DeviceAlternative> alternatives = ReadAlternatives(request);
     if (alternatives.empty() || alternatives.front().selects.gpu.empty()) continue;
     r.pinned.push_back(std::move(alternatives.front()));

@@ -35,7 +35,7 @@ inline constexpr std::string_view kPcieRootAttribute = "resource.kubernetes.io/p
 // entries (the scheduler's DynamicResources score of an entry is this less its index).
 inline constexpr size_t kMaxSubRequests = 8;
 // The annotation the scheduler puts on the claim it makes for a pod's extended resources
-// backed by DRA: that pod's own requests already count those devices.
+// backed by DRA.
 inline constexpr std::string_view kExtendedResourceClaimAnnotation =
     "resource.kubernetes.io/extended-resource-claim";
 
@@ -97,8 +97,12 @@ struct ResourceClaimRecord {
   // Unallocated: each request's first alternative where it names one GPU (SelectorFacts::gpu);
   // the device the scheduler's first fit takes there counts as taken until the claim is allocated.
   std::vector<DeviceAlternative> pinned;
-  // Made by the scheduler for a pod's DRA-backed extended resources: the pod counts them.
-  bool for_extended_resource = false;
+  // Made by the scheduler for a pod's DRA-backed extended resources: the DeviceClass each
+  // device of `allocated` was asked through, in order; empty for any other claim. The pod's own
+  // request counts a device when that class's extendedResourceName is the resource the device
+  // counts as (nvidia.com/mig-2g.20gb); asked by another name (the implicit
+  // deviceclass.resource.kubernetes.io/<class>, a name of the site's), the claim counts it.
+  std::vector<std::string> extended_resource_classes;
 };
 
 // A ResourceClaimTemplate as pod placement reads it: each request's alternatives, in order.

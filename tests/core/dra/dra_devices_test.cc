@@ -26,23 +26,45 @@ const NodeInventory& NodeOf(const InventorySnapshot& s, const std::string& name)
   return *n;
 }
 
-// A claim in `ns` holding `device` of the pool `pool` (NVIDIA's driver).
+// A claim in `ns` holding `device` of the pool `pool` (NVIDIA's driver); with
+// `extended_resource_class`, the claim kube-scheduler makes for a pod's extended resource backed
+// by that DeviceClass.
 json HeldBy(const std::string& name, const std::string& pool, const std::string& device,
-            bool for_extended_resource = false) {
+            const std::string& extended_resource_class = "") {
+  const std::string request = extended_resource_class.empty() ? "gpu" : "container-0-request-0";
   json claim = {{"apiVersion", "resource.k8s.io/v1"},
                 {"kind", "ResourceClaim"},
                 {"metadata", {{"name", name}, {"namespace", "ml"}}},
                 {"status",
                  {{"allocation",
                    {{"devices",
-                     {{"results", json::array({{{"request", "gpu"},
+                     {{"results", json::array({{{"request", request},
                                                 {"driver", "gpu.nvidia.com"},
                                                 {"pool", pool},
                                                 {"device", device}}})}}}}}}}};
-  if (for_extended_resource) {
+  if (!extended_resource_class.empty()) {
     claim["metadata"]["annotations"] = {{"resource.kubernetes.io/extended-resource-claim", "true"}};
+    claim["spec"]["devices"]["requests"] = json::array(
+        {{{"name", request},
+          {"exactly", {{"deviceClassName", extended_resource_class}, {"count", 1}}}}});
   }
   return claim;
+}
+
+// A DeviceClass of NVIDIA's MIG devices of one profile that backs `extended_resource`.
+json ProfileClass(const std::string& name, const std::string& profile,
+                  const std::string& extended_resource) {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "DeviceClass"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"extendedResourceName", extended_resource},
+            {"selectors",
+             json::array({{{"cel",
+                            {{"expression",
+                              "device.attributes['gpu.nvidia.com'].type == 'mig' && "
+                              "device.attributes['gpu.nvidia.com'].profile == '" +
+                                  profile + "'"}}}}})}}}};
 }
 
 TEST(DraDevices, SeedClusterCountsItsMigDevicesAsExtendedResourcesLessTheClaimed) {
@@ -125,13 +147,31 @@ TEST(DraDevices, OnlyAPoolsNewestGenerationCounts) {
   EXPECT_EQ(NodeOf(s, "h200-small").facts->allocatable, (ResourceList{{k1g, 1}}));
 }
 
-TEST(DraDevices, ClaimsForExtendedResourcesAreLeftToTheirPods) {
+TEST(DraDevices, ClaimsForTheDevicePluginsResourceNamesAreLeftToTheirPods) {
   json cluster = ReadJsonFile("tests/fixtures/dra/seed-cluster.json");
-  cluster["items"].push_back(HeldBy("pod-extended", "h200-small", "gpu-0-mig-1g10gb-19-0", true));
+  cluster["items"].push_back(ProfileClass("mig-1g.10gb.nvidia.com", "1g.10gb", k1g));
+  cluster["items"].push_back(
+      HeldBy("pod-extended", "h200-small", "gpu-0-mig-1g10gb-19-0", "mig-1g.10gb.nvidia.com"));
   InventorySnapshot s = SnapshotOf(cluster);
   const NodeInventory& small = NodeOf(s, "h200-small");
   EXPECT_EQ(small.facts->allocatable, (ResourceList{{k1g, 28}}));
   EXPECT_EQ(small.used, ResourceList{});  // the pod asking nvidia.com/mig-1g.10gb counts it
+}
+
+TEST(DraDevices, ClaimsForExtendedResourcesOfOtherNamesCountTheirDevices) {
+  // Asked as deviceclass.resource.kubernetes.io/mig.nvidia.com (every class's implicit name), or
+  // through a class whose extendedResourceName is not the device's resource: no request of the
+  // pod's counts the device, so the claim does.
+  json cluster = ReadJsonFile("tests/fixtures/dra/seed-cluster.json");
+  cluster["items"].push_back(ProfileClass("small-mig.example.com", "1g.10gb", "example.com/mig"));
+  cluster["items"].push_back(
+      HeldBy("implicit", "h200-small", "gpu-0-mig-1g10gb-19-0", "mig.nvidia.com"));
+  cluster["items"].push_back(
+      HeldBy("site-name", "h200-small", "gpu-0-mig-1g10gb-19-1", "small-mig.example.com"));
+  InventorySnapshot s = SnapshotOf(cluster);
+  const NodeInventory& small = NodeOf(s, "h200-small");
+  EXPECT_EQ(small.facts->allocatable, (ResourceList{{k1g, 28}}));
+  EXPECT_EQ(small.used, (ResourceList{{k1g, 2}}));
 }
 
 TEST(DraDevices, TheNodesOwnAllocatableWinsForAResourceItLists) {
