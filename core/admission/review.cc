@@ -9,6 +9,7 @@
 #include "core/admission/claim_steering.h"
 #include "core/admission/job_defaults.h"
 #include "core/admission/mutations.h"
+#include "core/dra/dra_objects.h"
 #include "core/kube/workload.h"
 #include "core/plan/planner.h"
 #include "core/text/append.h"
@@ -133,6 +134,12 @@ AdmissionOutcome DecideClaim(const AdmissionRequest& r, const ReviewContext& con
   const std::string spec_at = r.kind.kind == "ResourceClaimTemplate" ? "/spec/spec" : "/spec";
   if (update && r.object.AtPointer(spec_at).Dump() == r.old_object.AtPointer(spec_at).Dump()) {
     answer.trail.push_back("UPDATE of a " + r.kind.kind + " that leaves its spec: not planned");
+    return AdmissionOutcome::Allow();
+  }
+  if (r.object["metadata"]["annotations"][kExtendedResourceClaimAnnotation].string() == "true") {
+    // kube-scheduler chose its devices before it made it, from the pod's extended-resource
+    // request, which the pod's own review decided: a rewrite would only part spec from status.
+    answer.trail.push_back("made by kube-scheduler for a pod's extended resources: left as written");
     return AdmissionOutcome::Allow();
   }
   if (context.inventory_stale && !context.policy.dra.first_available) {

@@ -355,6 +355,20 @@ TEST(ClaimReview, ClaimsNotMadeForAPodOrWrittenExactlyOrOptedOutAreNotSteered) {
   EXPECT_FALSE(object["metadata"]["annotations"].contains("gpuadmit.io/steered-to"));
 }
 
+TEST(ClaimReview, AClaimTheSchedulerMadeForAPodsExtendedResourcesIsLeftAsWritten) {
+  // Its devices were chosen before it was made, for the request the pod's own review decided.
+  for (const char* cluster : {"tests/fixtures/dra/seed-cluster.json",
+                              "tests/fixtures/dra/dynamic-mig.json"}) {
+    InventorySnapshot s = SnapshotOf(ReadJsonFile(cluster));
+    json review = ClaimForPod("2g.20gb");
+    json& metadata = review["request"]["object"]["metadata"];
+    metadata["annotations"] = {{"resource.kubernetes.io/extended-resource-claim", "true"}};
+    json response = ResponseOf(review, s, Policy{});
+    EXPECT_FALSE(response.contains("patch")) << cluster << ": " << testing::PatchOf(response);
+    EXPECT_EQ(response["allowed"], true);
+  }
+}
+
 TEST(ClaimReview, AClaimIsSteeredOnTheNodeItsPodsAdmissionReserved) {
   json cluster = ReadJsonFile("tests/fixtures/dra/dynamic-mig.json");
   Policy p;
