@@ -91,6 +91,15 @@ def static_mig_slice(node_name, layout, gpus=4):
                      "devices": devices}}
 
 
+def whole_gpu_slice(node_name, gpus=4):
+    """A node's whole GPUs, two under each PCIe root (gpu-0 and gpu-1 under pci0000:00, ...)."""
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": f"{node_name}-gpu.nvidia.com"},
+            "spec": {"driver": DRIVER, "nodeName": node_name,
+                     "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [_gpu(node_name, minor) for minor in range(gpus)]}}
+
+
 def partitionable_slices(node_name, gpus=1):
     """Dynamic MIG: one slice of counter sets (a GPU's 8 memory slices each), then one slice of
     devices per GPU (the API allows at most 64 devices that consume counters in a slice)."""
