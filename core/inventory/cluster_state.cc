@@ -55,7 +55,7 @@ void ClusterState::Count(const PodRecord& pod, int sign) {
     c.memory_bytes += sign * pod.compute.memory_bytes;
     if (c == ComputeRequest{}) compute_used_.erase(at);
   }
-  if (pod.names_claims && pod.node.empty() && !pod.reservation.empty()) {
+  if (pod.names_claims && pod.node.empty() && !pod.reservation.empty() && !stuck) {
     if (sign > 0) {
       claim_pods_[pod.key] = pod.reservation;
     } else {
@@ -311,6 +311,12 @@ std::map<std::string, std::string, std::less<>> ClusterState::NodesOfPodsNamed(
     if (nodes_.count(std::string(name)) > 0) continue;  // a node's own name stays that node
     out.emplace(std::string(name), pod.node);
   }
+  return out;
+}
+
+std::set<std::string, std::less<>> ClusterState::WaitingClaimReservations() const {
+  std::set<std::string, std::less<>> out;
+  for (const auto& [pod, reservation] : claim_pods_) out.insert(reservation);
   return out;
 }
 

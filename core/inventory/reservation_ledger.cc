@@ -91,7 +91,15 @@ void ReservationLedger::Release(std::string_view key) {
 size_t ReservationLedger::Expire(TimePoint now) {
   size_t expired = 0;
   while (!by_expiry_.empty() && by_expiry_.begin()->first <= now) {
-    Erase(entries_.find(by_expiry_.begin()->second));
+    auto it = entries_.find(by_expiry_.begin()->second);
+    if (waiting_.contains(it->first)) {
+      auto when = by_expiry_.extract(by_expiry_.begin());
+      it->second.expires = now + ttl_;  // later than now: the loop moves on
+      when.value().first = it->second.expires;
+      by_expiry_.insert(std::move(when));
+      continue;
+    }
+    Erase(it);
     ++expired;
   }
   return expired;

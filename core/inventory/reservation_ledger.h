@@ -1,6 +1,7 @@
 // Reservations: devices handed out by admission decisions whose pods the inventory has not seen
 // yet. Decisions read free counts net of them, so concurrent admissions never hand out the same
-// last device; a reservation ends when its pod appears in the inventory, or after a TTL.
+// last device; a reservation ends when its pod appears in the inventory, or after a TTL (renewed
+// while the pod waits in the inventory for its DRA claims: KeepWhileWaiting).
 //
 // Review plans against a Reservations view, then Commit()s the claims its plan relied on; the
 // commit re-checks them atomically and fails if another decision took the devices meanwhile, and
@@ -72,9 +73,14 @@ class ReservationLedger {
               TimePoint now);
   // Ends the reservation under `key` (its pod arrived). Unknown keys are ignored.
   void Release(std::string_view key);
-  // Ends every reservation whose TTL has passed; returns how many. O(log n) for each one ended,
-  // and O(1) when none is: Commit calls it each time.
+  // Ends every reservation whose TTL has passed, but those under a key of KeepWhileWaiting's,
+  // which live another TTL; returns how many ended. O(log n) for each one ended or renewed, and
+  // O(1) when none is: Commit calls it each time.
   size_t Expire(TimePoint now);
+  // The reservations under `keys` are made for pods that are in the inventory, unbound and not
+  // found unschedulable, whose DRA claims are not allocated yet: their devices are still spoken
+  // for, so their TTL is renewed until the keys are replaced (or the reservation released).
+  void KeepWhileWaiting(std::set<std::string, std::less<>> keys) { waiting_ = std::move(keys); }
   size_t size() const { return entries_.size(); }
   // As Reservations::Totals: O(reserved (node, resource) pairs).
   std::vector<Claim> Totals() const;
@@ -112,6 +118,7 @@ class ReservationLedger {
   std::set<std::pair<TimePoint, std::string_view>> by_expiry_;
   // (node, resource) -> devices reserved, for O(log n) reads on the request path.
   std::map<std::pair<std::string, std::string>, int64_t, NodeResourceLess> totals_;
+  std::set<std::string, std::less<>> waiting_;  // KeepWhileWaiting's keys
 };
 
 // A ReservationLedger seen as the Reservations a plan consults, for single-threaded users:

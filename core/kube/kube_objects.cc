@@ -131,7 +131,8 @@ PodRecord ReadPod(JsonView pod, std::string_view reservation_annotation) {
   p.compute = requirements.compute;
   p.reservation = metadata.At({"annotations", reservation_annotation}).string();
   p.names_claims = spec["resourceClaims"].size() > 0;
-  if (p.terminal || p.need.empty()) return p;
+  // A pod naming DRA claims keeps its facts too: whether it waits for them (cluster_state.h).
+  if (p.terminal || (p.need.empty() && !p.names_claims)) return p;
   p.gpu_products = GpuProductsOf(spec);
   if (!p.node.empty()) return p;
   auto queued = std::make_shared<QueuedFacts>();

@@ -24,7 +24,9 @@ ReservationLedger& SharedLedger::Make(std::string_view name) {
   if (name.empty()) return ledger_;
   if (auto it = scoped_.find(name); it != scoped_.end()) return it->second;
   if (scoped_.size() >= kMaxReservationScopes) name = kOverflowScope;
-  return scoped_.try_emplace(std::string(name), ttl_).first->second;
+  auto [it, made] = scoped_.try_emplace(std::string(name), ttl_);
+  if (made) it->second.KeepWhileWaiting(waiting_);
+  return it->second;
 }
 
 int64_t SharedLedger::Reserved(std::string_view node, std::string_view resource,
@@ -94,6 +96,13 @@ void SharedLedger::Release(const std::vector<std::string>& keys) {
     ledger_.Release(key);
     for (auto& [name, scope] : scoped_) scope.Release(key);
   }
+}
+
+void SharedLedger::KeepWhileWaiting(const std::set<std::string, std::less<>>& keys) {
+  std::lock_guard lock(mu_);
+  waiting_ = keys;
+  ledger_.KeepWhileWaiting(keys);
+  for (auto& [name, scope] : scoped_) scope.KeepWhileWaiting(keys);
 }
 
 size_t SharedLedger::Expire() {

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -78,6 +79,8 @@ class SharedLedger final : public Reservations {
   // Ends reservations past their TTL; returns how many (Commit also expires as it goes). A
   // scope left with none is dropped.
   size_t Expire();
+  // As ReservationLedger::KeepWhileWaiting, in every scope.
+  void KeepWhileWaiting(const std::set<std::string, std::less<>>& keys);
   size_t size() const;    // reservations, every scope's
   size_t scopes() const;  // scopes other than "" holding reservations
 
@@ -92,6 +95,7 @@ class SharedLedger final : public Reservations {
   mutable std::shared_mutex mu_;
   ReservationLedger ledger_;  // the scope ""
   std::map<std::string, ReservationLedger, std::less<>> scoped_;
+  std::set<std::string, std::less<>> waiting_;  // KeepWhileWaiting's keys, for new scopes too
 };
 
 }  // namespace gpuadmit

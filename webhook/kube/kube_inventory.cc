@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "core/dra/dra_objects.h"
@@ -257,10 +258,14 @@ void KubeInventory::PublishLoop() {
     dirty_ = false;
     auto snapshot = std::make_shared<const InventorySnapshot>(state_.Snapshot(++version_));
     std::vector<std::string> arrived = state_.TakeArrivedReservations();
+    std::set<std::string, std::less<>> waiting = state_.WaitingClaimReservations();
     lock.unlock();
     if (!published_synced_.exchange(true)) log_.Info("inventory synced");
     publish_(std::move(snapshot));
-    if (ledger_ != nullptr) ledger_->Release(arrived);
+    if (ledger_ != nullptr) {
+      ledger_->Release(arrived);
+      ledger_->KeepWhileWaiting(waiting);
+    }
     lock.lock();
     // Let a burst of events gather into the next snapshot.
     changed_.wait_for(lock, options_.publish_interval, [this] { return stopping_.load(); });

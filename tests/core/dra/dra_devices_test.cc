@@ -244,5 +244,34 @@ TEST(DraReservations, APodOfClaimsKeepsItsReservationUntilItsClaimIsAllocated) {
   EXPECT_EQ(state.TakeArrivedReservations(), std::vector<std::string>{"uid-2"});
 }
 
+TEST(DraReservations, APodWaitingForItsClaimsKeepsItsReservationUntilBoundOrUnschedulable) {
+  using Keys = std::set<std::string, std::less<>>;
+  ClusterState state("gpuadmit.io/reservation");
+  PodRecord pod;
+  pod.key = "ml/burst-0";
+  pod.reservation = "uid-1";
+  pod.names_claims = true;
+  pod.queued = std::make_shared<const QueuedFacts>();
+  state.UpsertPod(pod);
+  PodRecord plain = pod;  // a pod of extended resources: its need counts it once it arrives
+  plain.key = "ml/plain";
+  plain.reservation = "uid-2";
+  plain.names_claims = false;
+  plain.need = ResourceList{{"nvidia.com/gpu", 1}};
+  state.UpsertPod(plain);
+  EXPECT_EQ(state.WaitingClaimReservations(), Keys{"uid-1"});
+  PodRecord stuck = pod;
+  stuck.queued = std::make_shared<const QueuedFacts>(QueuedFacts{.unschedulable = true});
+  state.UpsertPod(stuck);  // the scheduler found no node: it counts nowhere, as a queued pod
+  EXPECT_EQ(state.WaitingClaimReservations(), Keys{});
+  state.UpsertPod(pod);
+  EXPECT_EQ(state.WaitingClaimReservations(), Keys{"uid-1"});
+  PodRecord bound = pod;
+  bound.node = "h200-medium";
+  bound.queued = nullptr;
+  state.UpsertPod(bound);
+  EXPECT_EQ(state.WaitingClaimReservations(), Keys{});
+}
+
 }  // namespace
 }  // namespace gpuadmit

@@ -52,6 +52,20 @@ const json kUnschedulable = {{"conditions",
                                 {"reason", "Unschedulable"},
                                 {"message", "0/2 nodes are available: 2 Insufficient cpu."}}}}};
 
+TEST(QueuedDemand, APodOfDraClaimsWaitsForThemUntilTheSchedulerFindsItNoNode) {
+  using Keys = std::set<std::string, std::less<>>;
+  ClusterState state("gpuadmit.io/reservation");
+  json pod = PodJson("claims", 1, 1, "",
+                     {{"resourceClaims", {{{"name", "gpu"}, {"resourceClaimTemplateName", "t"}}}}});
+  pod["spec"]["containers"][0]["resources"] = {{"claims", {{{"name", "gpu"}}}}};
+  pod["metadata"]["annotations"] = {{"gpuadmit.io/reservation", "uid-1"}};
+  state.UpsertPod(Pod(pod));
+  EXPECT_EQ(state.WaitingClaimReservations(), Keys{"uid-1"});  // its reservation lives on
+  pod["status"].update(kUnschedulable);
+  state.UpsertPod(Pod(pod));
+  EXPECT_EQ(state.WaitingClaimReservations(), Keys{});  // it ends with its TTL
+}
+
 class QueuedDemandTest : public ::testing::Test {
  protected:
   QueuedDemandTest() {

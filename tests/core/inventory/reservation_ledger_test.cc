@@ -62,6 +62,23 @@ TEST(ReservationLedger, ReservationsEndAfterTheirTtlOrWhenReleased) {
   EXPECT_EQ(ledger.Reserved("n2", k2g, ""), 0);
 }
 
+TEST(ReservationLedger, AReservationWhosePodWaitsForItsClaimsOutlivesItsTtl) {
+  ReservationLedger ledger(seconds(30));
+  TimePoint t0;
+  ASSERT_TRUE(ledger.Commit("waits", "ns/a", {{"n1", k2g, 1, 2}}, t0));
+  ASSERT_TRUE(ledger.Commit("other", "ns/b", {{"n1", k2g, 1, 2}}, t0));
+  ledger.KeepWhileWaiting({"waits"});
+  EXPECT_EQ(ledger.Expire(t0 + seconds(30)), 1u);  // "other" ends, "waits" lives on
+  EXPECT_EQ(ledger.Reserved("n1", k2g, ""), 1);
+  EXPECT_EQ(ledger.Expire(t0 + seconds(90)), 0u);
+  EXPECT_TRUE(ledger.Holds("waits", "ns/a"));
+  EXPECT_FALSE(ledger.Commit("third", "ns/c", {{"n1", k2g, 2, 2}}, t0 + seconds(90)));
+  ledger.KeepWhileWaiting({});  // its pod was bound, or found unschedulable: one TTL more
+  EXPECT_EQ(ledger.Expire(t0 + seconds(119)), 0u);
+  EXPECT_EQ(ledger.Expire(t0 + seconds(120)), 1u);
+  EXPECT_EQ(ledger.Reserved("n1", k2g, ""), 0);
+}
+
 TEST(ReservationLedger, ARecommitLivesFromItsOwnTime) {
   ReservationLedger ledger(seconds(30));
   TimePoint t0;
