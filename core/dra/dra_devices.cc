@@ -120,24 +120,10 @@ void DraDevices::ReplaceTemplates(std::vector<ClaimTemplateRecord> templates) {
 
 std::map<std::string, DraNodeCounts, std::less<>> DraDevices::CountByNode() const {
   std::map<PoolKey, Pool> pools = NewestPools(slices_);
-  std::set<DeviceRef> held;
-  std::map<DeviceRef, std::string_view> asked_through;  // extended-resource claims' classes
+  std::map<DeviceRef, std::pair<const ResourceClaimRecord*, size_t>> held;  // claim, result
   for (const auto& [key, claim] : claims_) {
-    for (size_t i = 0; i < claim.allocated.size(); ++i) {
-      held.insert(claim.allocated[i]);
-      if (i < claim.extended_resource_classes.size()) {
-        asked_through[claim.allocated[i]] = claim.extended_resource_classes[i];
-      }
-    }
+    for (size_t i = 0; i < claim.allocated.size(); ++i) held[claim.allocated[i]] = {&claim, i};
   }
-  // The pod that asked the device through its class's extendedResourceName counts it itself,
-  // when that is the name the device counts as.
-  auto counted_by_pod = [&](const DeviceRef& ref, const std::string& resource) {
-    auto asked = asked_through.find(ref);
-    if (asked == asked_through.end()) return false;
-    auto device_class = classes_.find(asked->second);
-    return device_class != classes_.end() && device_class->second.extended_resource == resource;
-  };
 
   std::map<std::string, DraNodeCounts, std::less<>> out;
   std::map<std::pair<std::string, std::string>, int64_t> under_root;  // (node, pcieRoot) -> GPUs
@@ -159,10 +145,12 @@ std::map<std::string, DraNodeCounts, std::less<>> DraDevices::CountByNode() cons
         int64_t n = ++under_root[{d->node, d->pcie_root}];
         node.gpus_per_pcie_root = std::max(node.gpus_per_pcie_root, n);
       }
-      DeviceRef ref{driver, key.second, d->name};
-      if (held.contains(ref)) {
+      auto by = held.find(DeviceRef{driver, key.second, d->name});
+      if (by != held.end()) {
         ++node.allocatable[resource];
-        if (!counted_by_pod(ref, resource)) ++node.used[resource];
+        if (!CountedByItsPod(*by->second.first, by->second.second, resource)) {
+          ++node.used[resource];
+        }
         TakeHeld(*d, pool.counters);
         continue;
       }
@@ -178,6 +166,33 @@ std::map<std::string, DraNodeCounts, std::less<>> DraDevices::CountByNode() cons
     }
   }
   for (auto& [name, counts] : out) std::sort(counts.pools.begin(), counts.pools.end());
+  return out;
+}
+
+bool DraDevices::CountedByItsPod(const ResourceClaimRecord& claim, size_t i,
+                                 std::string_view resource) const {
+  if (i >= claim.extended_resource_classes.size()) return false;
+  auto device_class = classes_.find(claim.extended_resource_classes[i]);
+  return device_class != classes_.end() && device_class->second.extended_resource == resource;
+}
+
+std::vector<ClaimedDevice> DraDevices::UsedByClaims() const {
+  std::map<DeviceRef, std::pair<std::string, std::string>> where;  // -> (node, resource)
+  for (const auto& [key, pool] : NewestPools(slices_)) {
+    for (const DraDevice* d : pool.devices) {
+      std::string resource = DeviceResource(key.first, *d);
+      if (resource.empty() || d->node.empty()) continue;
+      where[DeviceRef{key.first, key.second, d->name}] = {d->node, std::move(resource)};
+    }
+  }
+  std::vector<ClaimedDevice> out;
+  for (const auto& [key, claim] : claims_) {
+    for (size_t i = 0; i < claim.allocated.size(); ++i) {
+      auto at = where.find(claim.allocated[i]);
+      if (at == where.end() || CountedByItsPod(claim, i, at->second.second)) continue;
+      out.push_back({key, claim.owner_pod, at->second.first, at->second.second});
+    }
+  }
   return out;
 }
 

@@ -57,6 +57,15 @@ struct PoolDevices {
 };
 using NodeDevices = std::vector<PoolDevices>;  // by driver, then pool
 
+// A device an allocated claim holds that counts as used (DraNodeCounts::used).
+struct ClaimedDevice {
+  std::string claim;      // namespace/name
+  std::string owner_pod;  // namespace/name of the Pod it was made for; "" for none
+  std::string node;
+  std::string resource;  // as DeviceResource names it
+  bool operator==(const ClaimedDevice&) const = default;
+};
+
 class DraDevices {
  public:
   void UpsertSlice(ResourceSliceRecord slice);
@@ -84,6 +93,10 @@ class DraDevices {
   // the allocator's first fit takes on that GPU. O(devices + claims x devices of a node).
   std::map<std::string, NodeDevices, std::less<>> DevicesByNode() const;
 
+  // The devices allocated claims hold that count as used, of the newest generations, in claim
+  // then result order: what `report` gives to the pods the claims were made for.
+  std::vector<ClaimedDevice> UsedByClaims() const;
+
   // The DeviceClasses, by name.
   const std::map<std::string, DeviceClassRecord, std::less<>>& classes() const { return classes_; }
   // The ResourceClaimTemplates, by namespace/name: what a pod naming one asks.
@@ -92,6 +105,11 @@ class DraDevices {
   }
 
  private:
+  // Whether the pod the scheduler made `claim` for counts its device `i` itself: asked through
+  // a class whose extendedResourceName is `resource`, the name the device counts as.
+  bool CountedByItsPod(const ResourceClaimRecord& claim, size_t i,
+                       std::string_view resource) const;
+
   std::map<std::string, ResourceSliceRecord, std::less<>> slices_;
   std::map<std::string, ResourceClaimRecord, std::less<>> claims_;
   std::map<std::string, DeviceClassRecord, std::less<>> classes_;

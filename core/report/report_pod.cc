@@ -1,5 +1,7 @@
 #include "core/report/report_pod.h"
 
+#include <map>
+
 #include "core/json/json_fields.h"
 
 namespace gpuadmit {
@@ -44,12 +46,37 @@ Result<ReportCluster> ReportClusterFromList(const json& list) {
     return Error{"the cluster list has no \"items\" array"};
   }
   ReportCluster cluster;
+  DraDevices dra;
   for (const json& item : *items) {
     std::string kind = StringAt(item, {"kind"});
     if (kind == "Node") cluster.nodes.push_back(ReadNode(item));
     if (kind == "Pod") cluster.pods.push_back(ReadReportPod(item));
+    if (kind == "ResourceSlice") dra.UpsertSlice(ReadResourceSlice(item));
+    if (kind == "ResourceClaim") dra.UpsertClaim(ReadResourceClaim(item));
+    if (kind == "DeviceClass") dra.UpsertClass(ReadDeviceClass(item));
   }
+  AddDraDevices(cluster, dra);
   return cluster;
+}
+
+void AddDraDevices(ReportCluster& cluster, const DraDevices& dra) {
+  if (dra.empty()) return;
+  std::map<std::string, DraNodeCounts, std::less<>> counts = dra.CountByNode();
+  for (NodeFacts& node : cluster.nodes) {
+    auto c = counts.find(node.name);
+    if (c == counts.end()) continue;
+    for (const auto& [resource, count] : c->second.allocatable) {
+      node.allocatable.emplace(resource, count);
+    }
+  }
+  std::map<std::string, size_t, std::less<>> index;  // pod key -> position in cluster.pods
+  for (size_t i = 0; i < cluster.pods.size(); ++i) index.emplace(cluster.pods[i].key, i);
+  for (const ClaimedDevice& d : dra.UsedByClaims()) {
+    const std::string key = d.owner_pod.empty() ? "claim " + d.claim : d.owner_pod;
+    auto [at, added] = index.emplace(key, cluster.pods.size());
+    if (added) cluster.pods.push_back(ReportPod{.key = key, .node = d.node});
+    ++cluster.pods[at->second].need[d.resource];
+  }
 }
 
 }  // namespace gpuadmit

@@ -2,7 +2,8 @@
 // consolidation needs to know before moving it: the scheduling constraints of a bound pod (the
 // inventory keeps them for queued pods only) and whether a DaemonSet owns it (such a pod runs
 // on every node it may and is never moved). ReportInputFromList reads both nodes and pods out of
-// what `kubectl get nodes,pods -A -o json` prints (or the items of two List calls).
+// what `kubectl get nodes,pods -A -o json` prints (or the items of two List calls), with the
+// GPUs DRA hands out counted as the inventory counts them (AddDraDevices).
 //
 //   Result<ReportCluster> c = ReportClusterFromList(list);  // {"items": [Node..., Pod...]}
 //   ReportPod p = ReportPodFromRecord(record);  // from a ClusterState: constraints unknown
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dra/dra_devices.h"
 #include "core/kube/kube_objects.h"
 #include "core/kube/requirements.h"
 #include "core/kube/scheduling.h"
@@ -47,8 +49,15 @@ struct ReportCluster {
   std::vector<ReportPod> pods;   // in list order
 };
 
-// The Nodes and Pods among `list`'s items (other kinds are skipped). Errors when `list` has no
+// The Nodes and Pods among `list`'s items, with its ResourceSlices, ResourceClaims and
+// DeviceClasses made into AddDraDevices (other kinds are skipped). Errors when `list` has no
 // `items` array, as InventorySnapshot::FromObjects.
 Result<ReportCluster> ReportClusterFromList(const nlohmann::json& list);
+
+// Counts what `dra` holds into `cluster`: each node's allocatable gains what its DRA devices
+// offer (a resource the Node lists keeps the Node's figure), and each device an allocated claim
+// holds is asked by the pod the claim was made for, or, for a claim made for no pod, by a pod
+// of its own on the device's node ("claim <namespace/name>"), so consolidation sees it held.
+void AddDraDevices(ReportCluster& cluster, const DraDevices& dra);
 
 }  // namespace gpuadmit

@@ -12,7 +12,7 @@ device by kube-scheduler's DRA allocator (a claim it makes for the pod).
     every pod Running, and every pod's claim holds a device of the profile its request names;
   - `gpuadmit inventory` then counts each device once: 12 of 12 mig-2g.20gb used on
     h200-medium, 8 mig-1g.10gb used in all (the pod's request and the claim made for it are
-    one device, not two).
+    one device, not two); `gpuadmit report` analyses the 2 nodes' 8 GPUs, 32/7 allocated.
 """
 
 import json
@@ -134,6 +134,19 @@ def counted_once(plane):
           str(two))
     check("inventory: 8 of 32 mig-1g.10gb used", one_used == 8 and one_all == 32,
           "%d of %d" % (one_used, one_all))
+    done = subprocess.run([plane.gpuadmit_binary, "report", "--kubeconfig",
+                           plane.gpuadmit_kubeconfig, "-o", "json"],
+                          capture_output=True, text=True, timeout=90)
+    check("report: gpuadmit report against the apiserver exits 0", done.returncode == 0,
+          done.stderr[-500:])
+    c = json.loads(done.stdout or "{}").get("consolidation", {})
+    log("report: %s" % {k: c.get(k) for k in ("gpuNodes", "capacityGpus", "allocatedGpus",
+                                               "podsPacked")})
+    # 12 x 2/7 + 8 x 1/7 of a GPU, each device once, on the 8 H200s only DRA publishes.
+    check("report: 2 GPU nodes of 8 GPUs, 32/7 allocated to 20 pods",
+          c.get("gpuNodes") == 2 and c.get("capacityGpus") == 8
+          and abs(c.get("allocatedGpus", 0) - 32 / 7) < 0.01 and c.get("podsPacked") == 20,
+          str(c)[:300])
 
 
 def scenario(plane, args):

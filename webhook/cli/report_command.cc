@@ -13,6 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <utility>
 
 #include "core/inventory/gpu_metrics.h"
 #include "core/inventory/prometheus_samples.h"
@@ -39,9 +40,11 @@ constexpr int kPageSize = 500;
 // --dcgm-file files, which carry no time of their own, and the default --interval.
 constexpr std::chrono::seconds kReadingInterval{15};
 
-// Every item of a paged List of `path`, each given `kind` (List items carry none).
+// Every item of a paged List of `path`, each given `kind` (List items carry none). With
+// `absent_is_empty`, a 404 or 403 is no items, with a warning on stderr.
 Result<std::vector<json>> ListAll(KubeClient& client, const std::string& path,
-                                  const std::string& query, const std::string& kind) {
+                                  const std::string& query, const std::string& kind,
+                                  bool absent_is_empty = false) {
   std::vector<json> items;
   std::string next;
   do {
@@ -49,9 +52,13 @@ Result<std::vector<json>> ListAll(KubeClient& client, const std::string& path,
     if (!next.empty()) url += "&continue=" + next;
     auto response = client.List(url);
     if (!response.ok()) return Error{"listing " + path + ": " + response.error().message};
-    if (response.value().status != 200) {
-      return Error{fmt::format("listing {}: HTTP {}", path, response.value().status)};
+    const int status = response.value().status;
+    if (absent_is_empty && (status == 404 || status == 403)) {
+      std::cerr << fmt::format("gpuadmit report: listing {}: HTTP {}; counted as none\n", path,
+                               status);
+      return items;
     }
+    if (status != 200) return Error{fmt::format("listing {}: HTTP {}", path, status)};
     json page = json::parse(response.value().body, nullptr, false);
     if (!page.is_object()) return Error{"listing " + path + ": the answer is not a JSON object"};
     if (auto it = page.find("items"); it != page.end() && it->is_array()) {
@@ -78,6 +85,16 @@ Result<json> ListCluster(const Flags& f) {
   if (!pods.ok()) return pods.error();
   json list = {{"apiVersion", "v1"}, {"kind", "List"}, {"items", std::move(nodes).value()}};
   for (json& pod : pods.value()) list["items"].push_back(std::move(pod));
+  // The DRA kinds the inventory counts devices from. A cluster that does not serve them (404),
+  // or a role that may not list them (403), has no DRA devices to count, as in the inventory.
+  for (auto [resource, kind] : {std::pair{"resourceslices", "ResourceSlice"},
+                                std::pair{"resourceclaims", "ResourceClaim"},
+                                std::pair{"deviceclasses", "DeviceClass"}}) {
+    auto items = ListAll(*client.value(), std::string("/apis/resource.k8s.io/v1/") + resource,
+                         "", kind, /*absent_is_empty=*/true);
+    if (!items.ok()) return items.error();
+    for (json& item : items.value()) list["items"].push_back(std::move(item));
+  }
   return list;
 }
 

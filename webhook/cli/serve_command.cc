@@ -279,9 +279,11 @@ void Serve::BuildPages() {
     }
     ReportCluster cluster;
     std::vector<PodRecord> pods;
-    kube_source_.inventory->CopyObjects(cluster.nodes, pods);
+    DraDevices dra;
+    kube_source_.inventory->CopyObjects(cluster.nodes, pods, dra);
     cluster.pods.reserve(pods.size());
     for (const PodRecord& pod : pods) cluster.pods.push_back(ReportPodFromRecord(pod));
+    AddDraDevices(cluster, dra);
     return cluster;
   };
   server_->SetPages(ServeWebPages(*status_, report_objects));

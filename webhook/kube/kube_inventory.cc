@@ -197,10 +197,12 @@ std::map<std::string, std::string, std::less<>> KubeInventory::NodesOfPodsNamed(
   return state_.NodesOfPodsNamed(names);
 }
 
-void KubeInventory::CopyObjects(std::vector<NodeFacts>& nodes, std::vector<PodRecord>& pods) {
+void KubeInventory::CopyObjects(std::vector<NodeFacts>& nodes, std::vector<PodRecord>& pods,
+                                DraDevices& dra) {
   std::lock_guard<std::mutex> lock(state_mu_);
   nodes = state_.Nodes();
   pods = state_.Pods();
+  dra = state_.dra();
 }
 
 KubeInventory::~KubeInventory() { Stop(); }

@@ -75,9 +75,9 @@ class KubeInventory {
   // (not every event), to join dcgm-exporter hosts named after their pods to nodes.
   std::map<std::string, std::string, std::less<>> NodesOfPodsNamed(
       const std::set<std::string, std::less<>>& names);
-  // Copies of every node and pod (ClusterState::Nodes and Pods) under the state lock: for
-  // GET /report, on request. Events wait meanwhile (tens of ms at 150,000 pods).
-  void CopyObjects(std::vector<NodeFacts>& nodes, std::vector<PodRecord>& pods);
+  // Copies of every node, pod and DRA object (ClusterState::Nodes, Pods, dra) under the state
+  // lock: for GET /report, on request. Events wait meanwhile (tens of ms at 150,000 pods).
+  void CopyObjects(std::vector<NodeFacts>& nodes, std::vector<PodRecord>& pods, DraDevices& dra);
 
  private:
   class Sink;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "core/report/report.h"
+#include "tests/fakes/test_cluster.h"
+
 namespace gpuadmit {
 namespace {
 
@@ -45,6 +48,39 @@ TEST(ReportClusterFromList, ReadsNodesPodsConstraintsAndDaemonSetOwners) {
             (std::map<std::string, std::string>{{"zone", "west"}}));
   ASSERT_EQ(train.constraints->tolerations.size(), 1u);
   EXPECT_EQ(train.constraints->tolerations[0].key, "nvidia.com/gpu");
+}
+
+TEST(ReportClusterFromList, CountsDraDevicesAsTheInventoryDoesAndGivesClaimedOnesToTheirPods) {
+  // Two H200 nodes whose MIG devices only DRA publishes; the claim ml/held (made for no pod)
+  // holds a 2g.20gb, and the claim made for the bound pod ml/trainer a 1g.10gb.
+  json list = testing::ReadJsonFile("tests/fixtures/dra/seed-cluster.json");
+  list["items"].push_back(json::parse(R"({"kind": "Pod",
+    "metadata": {"name": "trainer", "namespace": "ml"},
+    "spec": {"nodeName": "h200-small", "resourceClaims": [{"name": "gpu",
+             "resourceClaimTemplateName": "mig-1g"}],
+             "containers": [{"name": "c", "resources": {"claims": [{"name": "gpu"}]}}]},
+    "status": {"phase": "Running"}})"));
+  list["items"].push_back(json::parse(R"({"kind": "ResourceClaim",
+    "metadata": {"name": "trainer-gpu-x7k2p", "namespace": "ml",
+                 "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "trainer"}]},
+    "status": {"allocation": {"devices": {"results": [{"request": "gpu",
+      "driver": "gpu.nvidia.com", "pool": "h200-small", "device": "gpu-0-mig-1g10gb-19-0"}]}}}})"));
+  auto cluster = ReportClusterFromList(list);
+  ASSERT_TRUE(cluster.ok()) << cluster.error().message;
+  ASSERT_EQ(cluster.value().nodes.size(), 2u);
+  EXPECT_EQ(Get(cluster.value().nodes[0].allocatable, "nvidia.com/mig-1g.10gb"), 28);
+  EXPECT_EQ(Get(cluster.value().nodes[1].allocatable, "nvidia.com/mig-2g.20gb"), 12);
+  ASSERT_EQ(cluster.value().pods.size(), 2u);
+  const ReportPod& trainer = cluster.value().pods[0];
+  EXPECT_EQ(trainer.key, "ml/trainer");
+  EXPECT_EQ(trainer.need, (ResourceList{{"nvidia.com/mig-1g.10gb", 1}}));
+  const ReportPod& held = cluster.value().pods[1];
+  EXPECT_EQ(held.key, "claim ml/held");
+  EXPECT_EQ(held.node, "h200-medium");
+  EXPECT_EQ(held.need, (ResourceList{{"nvidia.com/mig-2g.20gb", 1}}));
+  Report report = BuildReport({.nodes = cluster.value().nodes, .pods = cluster.value().pods}, {});
+  EXPECT_EQ(report.consolidation.gpu_nodes, 2u);
+  EXPECT_GT(report.consolidation.allocated_gpus, 0);
 }
 
 TEST(ReportClusterFromList, AListWithoutItemsIsAnError) {
