@@ -139,7 +139,8 @@ AdmissionOutcome DecideClaim(const AdmissionRequest& r, const ReviewContext& con
   if (r.object["metadata"]["annotations"][kExtendedResourceClaimAnnotation].string() == "true") {
     // kube-scheduler chose its devices before it made it, from the pod's extended-resource
     // request, which the pod's own review decided: a rewrite would only part spec from status.
-    answer.trail.push_back("made by kube-scheduler for a pod's extended resources: left as written");
+    answer.trail.push_back(
+        "made by kube-scheduler for a pod's extended resources: left as written");
     return AdmissionOutcome::Allow();
   }
   if (context.inventory_stale && !context.policy.dra.first_available) {

@@ -107,8 +107,7 @@ class DraDevices {
  private:
   // Whether the pod the scheduler made `claim` for counts its device `i` itself: asked through
   // a class whose extendedResourceName is `resource`, the name the device counts as.
-  bool CountedByItsPod(const ResourceClaimRecord& claim, size_t i,
-                       std::string_view resource) const;
+  bool CountedByItsPod(const ResourceClaimRecord& claim, size_t i, std::string_view resource) const;
 
   std::map<std::string, ResourceSliceRecord, std::less<>> slices_;
   std::map<std::string, ResourceClaimRecord, std::less<>> claims_;

@@ -159,7 +159,8 @@ ResourceClaimRecord ReadResourceClaim(JsonView claim) {
                            std::string(result["pool"].string()),
                            std::string(result["device"].string())});
     if (for_extended_resource) {
-      r.extended_resource_classes.emplace_back(ClassOfRequest(requests, result["request"].string()));
+      r.extended_resource_classes.emplace_back(
+          ClassOfRequest(requests, result["request"].string()));
     }
   }
   if (!r.allocated.empty()) return r;

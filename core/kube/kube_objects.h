@@ -54,8 +54,8 @@ struct NodeFacts {
 };
 
 // What the inventory keeps of a pod queued for the scheduler (unbound, not terminal, with a
-// need or naming DRA claims) to decide where its demand counts (queued_demand.h). Bound pods have none: 150,000 of
-// them pay one pointer each.
+// need or naming DRA claims) to decide where its demand counts (queued_demand.h). Bound pods have
+// none: 150,000 of them pay one pointer each.
 struct QueuedFacts {
   std::string created;                // metadata.creationTimestamp (RFC 3339): the queue's order
   std::string preferred_node;         // a single-hostname preferred term's node (gpuadmit's choice)

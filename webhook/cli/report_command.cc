@@ -87,11 +87,11 @@ Result<json> ListCluster(const Flags& f) {
   for (json& pod : pods.value()) list["items"].push_back(std::move(pod));
   // The DRA kinds the inventory counts devices from. A cluster that does not serve them (404),
   // or a role that may not list them (403), has no DRA devices to count, as in the inventory.
-  for (auto [resource, kind] : {std::pair{"resourceslices", "ResourceSlice"},
-                                std::pair{"resourceclaims", "ResourceClaim"},
-                                std::pair{"deviceclasses", "DeviceClass"}}) {
-    auto items = ListAll(*client.value(), std::string("/apis/resource.k8s.io/v1/") + resource,
-                         "", kind, /*absent_is_empty=*/true);
+  for (auto [resource, kind] :
+       {std::pair{"resourceslices", "ResourceSlice"}, std::pair{"resourceclaims", "ResourceClaim"},
+        std::pair{"deviceclasses", "DeviceClass"}}) {
+    auto items = ListAll(*client.value(), std::string("/apis/resource.k8s.io/v1/") + resource, "",
+                         kind, /*absent_is_empty=*/true);
     if (!items.ok()) return items.error();
     for (json& item : items.value()) list["items"].push_back(std::move(item));
   }

@@ -357,8 +357,8 @@ TEST(ClaimReview, ClaimsNotMadeForAPodOrWrittenExactlyOrOptedOutAreNotSteered) {
 
 TEST(ClaimReview, AClaimTheSchedulerMadeForAPodsExtendedResourcesIsLeftAsWritten) {
   // Its devices were chosen before it was made, for the request the pod's own review decided.
-  for (const char* cluster : {"tests/fixtures/dra/seed-cluster.json",
-                              "tests/fixtures/dra/dynamic-mig.json"}) {
+  for (const char* cluster :
+       {"tests/fixtures/dra/seed-cluster.json", "tests/fixtures/dra/dynamic-mig.json"}) {
     InventorySnapshot s = SnapshotOf(ReadJsonFile(cluster));
     json review = ClaimForPod("2g.20gb");
     json& metadata = review["request"]["object"]["metadata"];

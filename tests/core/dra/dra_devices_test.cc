@@ -44,9 +44,9 @@ json HeldBy(const std::string& name, const std::string& pool, const std::string&
                                                 {"device", device}}})}}}}}}}};
   if (!extended_resource_class.empty()) {
     claim["metadata"]["annotations"] = {{"resource.kubernetes.io/extended-resource-claim", "true"}};
-    claim["spec"]["devices"]["requests"] = json::array(
-        {{{"name", request},
-          {"exactly", {{"deviceClassName", extended_resource_class}, {"count", 1}}}}});
+    claim["spec"]["devices"]["requests"] =
+        json::array({{{"name", request},
+                      {"exactly", {{"deviceClassName", extended_resource_class}, {"count", 1}}}}});
   }
   return claim;
 }
@@ -59,12 +59,11 @@ json ProfileClass(const std::string& name, const std::string& profile,
           {"metadata", {{"name", name}}},
           {"spec",
            {{"extendedResourceName", extended_resource},
-            {"selectors",
-             json::array({{{"cel",
-                            {{"expression",
-                              "device.attributes['gpu.nvidia.com'].type == 'mig' && "
-                              "device.attributes['gpu.nvidia.com'].profile == '" +
-                                  profile + "'"}}}}})}}}};
+            {"selectors", json::array({{{"cel",
+                                         {{"expression",
+                                           "device.attributes['gpu.nvidia.com'].type == 'mig' && "
+                                           "device.attributes['gpu.nvidia.com'].profile == '" +
+                                               profile + "'"}}}}})}}}};
 }
 
 TEST(DraDevices, SeedClusterCountsItsMigDevicesAsExtendedResourcesLessTheClaimed) {
