@@ -55,7 +55,7 @@ void ClusterState::Count(const PodRecord& pod, int sign) {
     c.memory_bytes += sign * pod.compute.memory_bytes;
     if (c == ComputeRequest{}) compute_used_.erase(at);
   }
-  if (pod.names_claims && pod.node.empty() && !pod.reservation.empty() && !stuck) {
+  if (pod.names_claims && pod.node.empty() && !pod.reservation.empty() && !stuck && !IsGated(pod)) {
     if (sign > 0) {
       claim_pods_[pod.key] = pod.reservation;
     } else {

@@ -87,8 +87,8 @@ class ClusterState {
 
   // Reservation keys carried by pods that arrived since the last call: the ledger releases them.
   std::vector<std::string> TakeArrivedReservations();
-  // The reservation keys of the pods that wait for their DRA claims: unbound, not found
-  // unschedulable, naming claims none of which is allocated yet. The ledger keeps them past
+  // The reservation keys of the pods that wait for their DRA claims: unbound, not gated, not
+  // found unschedulable, naming claims none of which is allocated yet. The ledger keeps them past
   // their TTL (ReservationLedger::KeepWhileWaiting), as a pod's queued need is kept.
   std::set<std::string, std::less<>> WaitingClaimReservations() const;
 
@@ -137,8 +137,8 @@ class ClusterState {
   ResourceList unschedulable_need_;
   // The keys of the unbound pods with a need held back by a scheduling gate, in key order.
   std::set<std::string, std::less<>> gated_;
-  // The unbound pods that name claims and carry a reservation, but those found unschedulable:
-  // key -> reservation key.
+  // The unbound pods that name claims and carry a reservation, but those gated or found
+  // unschedulable: key -> reservation key.
   std::map<std::string, std::string, std::less<>> claim_pods_;
   std::vector<std::string> arrived_reservations_;
 };

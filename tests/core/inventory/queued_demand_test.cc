@@ -64,6 +64,13 @@ TEST(QueuedDemand, APodOfDraClaimsWaitsForThemUntilTheSchedulerFindsItNoNode) {
   pod["status"].update(kUnschedulable);
   state.UpsertPod(Pod(pod));
   EXPECT_EQ(state.WaitingClaimReservations(), Keys{});  // it ends with its TTL
+  pod["status"] = {{"phase", "Pending"}};
+  pod["spec"]["schedulingGates"] = {{{"name", "example.com/quota"}}};
+  state.UpsertPod(Pod(pod));
+  EXPECT_EQ(state.WaitingClaimReservations(), Keys{});  // not the scheduler's yet: as a gated pod
+  pod["spec"].erase("schedulingGates");
+  state.UpsertPod(Pod(pod));
+  EXPECT_EQ(state.WaitingClaimReservations(), Keys{"uid-1"});
 }
 
 class QueuedDemandTest : public ::testing::Test {
