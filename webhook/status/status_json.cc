@@ -74,6 +74,7 @@ std::string RenderStatusJson(const StatusModel& m) {
     for (const ResourceView& r : n.resources) {
       json j = Resource(r);
       j.erase("reserved");
+      j["source"] = r.dra ? "dra" : "plugin";
       node_resources.push_back(std::move(j));
     }
     json devices = json::array();
@@ -83,6 +84,7 @@ std::string RenderStatusJson(const StatusModel& m) {
                      {"gpus", n.gpus},
                      {"ready", n.ready},
                      {"unschedulable", n.unschedulable},
+                     {"draPools", n.dra_pools},
                      {"resources", std::move(node_resources)},
                      {"devices", std::move(devices)}});
   }

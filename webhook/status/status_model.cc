@@ -87,7 +87,8 @@ NodeView ViewOf(const NodeInventory& n, const ClusterGpuMetrics* metrics) {
              .product = std::string(n.Product()),
              .gpus = GpusOf(*n.facts),
              .ready = n.facts->ready,
-             .unschedulable = n.facts->unschedulable};
+             .unschedulable = n.facts->unschedulable,
+             .dra_pools = n.facts->dra_pools};
   std::vector<std::string> names;
   for (const auto& [resource, count] : n.facts->allocatable) names.push_back(resource);
   for (const ResourceList* list : {&n.used, &n.queued}) {
@@ -100,7 +101,8 @@ NodeView ViewOf(const NodeInventory& n, const ClusterGpuMetrics* metrics) {
                            .allocatable = Get(n.facts->allocatable, resource),
                            .used = Get(n.used, resource),
                            .queued = Get(n.queued, resource),
-                           .free = n.Free(resource)});
+                           .free = n.Free(resource),
+                           .dra = n.facts->dra_allocatable.contains(resource)});
   }
   if (metrics != nullptr) {
     if (const NodeGpuMetrics* m = metrics->FindNode(n.name())) v.devices = m->gpus;

@@ -63,6 +63,7 @@ struct ResourceView {
   std::string resource;  // "nvidia.com/gpu", "nvidia.com/mig-1g.10gb"
   int64_t allocatable = 0, used = 0, queued = 0, reserved = 0, free = 0;
   int64_t stranded_slices = -1;  // MIG profiles (cluster-wide): free slices no profile can use
+  bool dra = false;              // a node's: counted from its DRA devices, not its allocatable
 };
 
 struct NodeView {
@@ -71,6 +72,7 @@ struct NodeView {
   int64_t gpus = 0;  // nvidia.com/gpu.count (the label), else allocatable nvidia.com/gpu
   bool ready = false;
   bool unschedulable = false;
+  std::vector<std::string> dra_pools;   // "driver/pool" of its DRA devices
   std::vector<ResourceView> resources;  // reserved is 0: the ledger is counted cluster-wide
   std::vector<GpuMetrics> devices;      // the exporter's, GPUs before their MIG instances
 };

@@ -207,12 +207,16 @@ void Nodes(std::string& out, const StatusModel& m) {
     out += ", " + std::to_string(n.gpus) + " GPUs";
     out += n.ready ? ", Ready" : ", not Ready";
     if (n.unschedulable) out += ", cordoned";
+    for (size_t i = 0; i < n.dra_pools.size(); ++i) {
+      out += i == 0 ? ", DRA pools " : ", ";
+      AppendHtml(out, n.dra_pools[i]);
+    }
     out +=
         "</p><table><tr><th>resource</th><th>allocatable</th><th>used</th><th>queued</th>"
         "<th>free</th></tr>";
     for (const ResourceView& r : n.resources) {
       out += "<tr>";
-      Cell(out, r.resource);
+      Cell(out, r.dra ? r.resource + " (DRA)" : r.resource);
       for (int64_t v : {r.allocatable, r.used, r.queued, r.free}) Cell(out, std::to_string(v));
       out += "</tr>";
     }

@@ -248,6 +248,32 @@ TEST_F(StatusTest, JsonSaysWhatThePageSays) {
   EXPECT_EQ(j["build"]["version"], "9.9.9");
 }
 
+TEST(StatusDra, NodesSayWhichResourcesTheirDraDevicesMakeAndTheirPools) {
+  Logger log(LogLevel::kError);
+  Metrics metrics;
+  AdmissionHandler handler(log, metrics);
+  SnapshotPublisher publisher(handler, metrics, nullptr, {});
+  handler.SetPolicy(std::make_shared<const Policy>());
+  publisher.Publish(std::make_shared<const InventorySnapshot>(
+      testing::SnapshotOf(testing::ReadJsonFile("tests/fixtures/dra/seed-cluster.json"))));
+  StatusSources sources{.handler = handler, .metrics = metrics, .publisher = &publisher};
+  StatusModel m = CollectStatus(sources, {.node = "h200-medium"}, 0);
+  ASSERT_EQ(m.nodes.size(), 1u);
+  EXPECT_EQ(m.nodes[0].dra_pools, std::vector<std::string>{"gpu.nvidia.com/h200-medium"});
+  json node = json::parse(RenderStatusJson(m))["nodes"]["items"][0];
+  EXPECT_EQ(node["draPools"], json::array({"gpu.nvidia.com/h200-medium"}));
+  json two_g;
+  for (const json& r : node["resources"]) {
+    if (r["resource"] == "nvidia.com/mig-2g.20gb") two_g = r;
+  }
+  EXPECT_EQ(two_g["source"], "dra");
+  EXPECT_EQ(two_g["allocatable"], 12);
+  EXPECT_EQ(two_g["used"], 1);  // the fixture's claim ml/held
+  std::string page = RenderStatusPage(m);
+  EXPECT_NE(page.find("DRA pools gpu.nvidia.com/h200-medium"), std::string::npos);
+  EXPECT_NE(page.find("nvidia.com/mig-2g.20gb (DRA)"), std::string::npos);
+}
+
 TEST_F(StatusTest, RoutesAnswerThePageWithItsPolicyHeaderAndABadQueryWith400) {
   StatusSources sources = Sources();
   auto page = AnswerStatus("/status", "per_page=5", sources, 0);
