@@ -127,6 +127,7 @@ std::map<std::string, DraNodeCounts, std::less<>> DraDevices::CountByNode() cons
 
   std::map<std::string, DraNodeCounts, std::less<>> out;
   std::map<std::pair<std::string, std::string>, int64_t> under_root;  // (node, pcieRoot) -> GPUs
+  std::set<std::pair<std::string, std::string>> gpus;  // (node, a whole GPU's or a parent's id)
   for (auto& [key, pool] : pools) {
     const std::string& driver = key.first;
     // What the held devices leave of the counters; the others, by node and resource.
@@ -141,6 +142,8 @@ std::map<std::string, DraNodeCounts, std::less<>> DraDevices::CountByNode() cons
       }
       if (node.product.empty() && !d->product.empty()) node.product = ProductLabelOf(d->product);
       if (node.memory_mib == 0 && d->type == "gpu") node.memory_mib = d->memory_mib;
+      std::string gpu = d->type == "gpu" ? (d->uuid.empty() ? d->name : d->uuid) : d->parent_uuid;
+      if (!gpu.empty() && gpus.emplace(d->node, std::move(gpu)).second) ++node.gpus;
       if (d->type == "gpu" && !d->pcie_root.empty()) {
         int64_t n = ++under_root[{d->node, d->pcie_root}];
         node.gpus_per_pcie_root = std::max(node.gpus_per_pcie_root, n);

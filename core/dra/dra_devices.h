@@ -41,6 +41,7 @@ struct DraNodeCounts {
   std::string product;             // its first GPU's productName, as GFD labels it
   int64_t memory_mib = 0;          // a whole GPU's memory capacity
   int64_t gpus_per_pcie_root = 0;  // the most whole GPUs under one PCIe root
+  int64_t gpus = 0;                // physical GPUs: whole GPUs, and the parents of MIG devices
   bool operator==(const DraNodeCounts&) const = default;
 };
 

@@ -154,6 +154,7 @@ std::shared_ptr<const NodeFacts> ClusterState::FactsOf(
     merged.gpu.product = merged.product;
   }
   if (merged.gpu.memory_mib == 0) merged.gpu.memory_mib = counts->memory_mib;
+  if (merged.gpu.count == 0) merged.gpu.count = counts->gpus;
   slot = std::make_shared<const NodeFacts>(std::move(merged));
   return slot;
 }

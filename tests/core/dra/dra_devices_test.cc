@@ -77,6 +77,8 @@ TEST(DraDevices, SeedClusterCountsItsMigDevicesAsExtendedResourcesLessTheClaimed
   EXPECT_EQ(medium.Free(k2g), 11);
   EXPECT_EQ(medium.facts->dra_pools, std::vector<std::string>{"gpu.nvidia.com/h200-medium"});
   EXPECT_EQ(medium.Product(), "NVIDIA-H200");
+  EXPECT_EQ(medium.facts->gpu.count, 4);  // the MIG devices' parents
+  EXPECT_EQ(small.facts->gpu.count, 4);
   ASSERT_EQ(s.NodesOffering(k2g).size(), 1u);
   EXPECT_EQ(s.device_classes().size(), 2u);
   EXPECT_EQ(s.device_classes().at("mig.nvidia.com").selects.type, "mig");
