@@ -47,6 +47,20 @@ void TakeHeld(const DraDevice& device, CounterAmounts& left) {
 
 }  // namespace
 
+void AddDraCounts(const DraNodeCounts& counts, NodeFacts& node) {
+  for (const auto& [resource, count] : counts.allocatable) {
+    if (node.allocatable.emplace(resource, count).second) node.dra_allocatable[resource] = count;
+  }
+  node.dra_pools = counts.pools;
+  node.dra_gpus_per_pcie_root = counts.gpus_per_pcie_root;
+  if (node.product.empty()) {
+    node.product = counts.product;
+    node.gpu.product = node.product;
+  }
+  if (node.gpu.memory_mib == 0) node.gpu.memory_mib = counts.memory_mib;
+  if (node.gpu.count == 0) node.gpu.count = counts.gpus;
+}
+
 bool Consume(const DraDevice& device, CounterAmounts& left) {
   for (const auto& [set, counters] : device.consumes) {
     auto have = left.find(set);

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/dra/dra_objects.h"
+#include "core/kube/kube_objects.h"
 #include "core/kube/resource_list.h"
 
 namespace gpuadmit {
@@ -44,6 +45,11 @@ struct DraNodeCounts {
   int64_t gpus = 0;                // physical GPUs: whole GPUs, and the parents of MIG devices
   bool operator==(const DraNodeCounts&) const = default;
 };
+
+// Adds what a node's DRA devices come to (`counts`) to its facts: each resource the Node's own
+// allocatable (the device plugin's) does not list, its pools, and the product, GPU memory and
+// GPU count no label gave it.
+void AddDraCounts(const DraNodeCounts& counts, NodeFacts& node);
 
 // Takes what `device` consumes from `left`; false (and `left` untouched) when some counter has
 // too little, or names a counter set `left` does not have.

@@ -141,20 +141,7 @@ std::shared_ptr<const NodeFacts> ClusterState::FactsOf(
   auto& slot = merged_[name];
   if (slot) return slot;
   NodeFacts merged = *facts;
-  // The Node's own allocatable (the device plugin's) wins for a resource it lists.
-  for (const auto& [resource, count] : counts->allocatable) {
-    if (merged.allocatable.emplace(resource, count).second) {
-      merged.dra_allocatable[resource] = count;
-    }
-  }
-  merged.dra_pools = counts->pools;
-  merged.dra_gpus_per_pcie_root = counts->gpus_per_pcie_root;
-  if (merged.product.empty()) {
-    merged.product = counts->product;
-    merged.gpu.product = merged.product;
-  }
-  if (merged.gpu.memory_mib == 0) merged.gpu.memory_mib = counts->memory_mib;
-  if (merged.gpu.count == 0) merged.gpu.count = counts->gpus;
+  AddDraCounts(*counts, merged);
   slot = std::make_shared<const NodeFacts>(std::move(merged));
   return slot;
 }

@@ -133,7 +133,7 @@ PodRecord ReadPod(JsonView pod, std::string_view reservation_annotation) {
   p.names_claims = spec["resourceClaims"].size() > 0;
   // A pod naming DRA claims keeps its facts too: whether it waits for them (cluster_state.h).
   if (p.terminal || (p.need.empty() && !p.names_claims)) return p;
-  p.gpu_products = GpuProductsOf(spec);
+  if (!p.need.empty()) p.gpu_products = GpuProductsOf(spec);
   if (!p.node.empty()) return p;
   auto queued = std::make_shared<QueuedFacts>();
   queued->created = metadata["creationTimestamp"].string();

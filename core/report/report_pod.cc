@@ -63,11 +63,7 @@ void AddDraDevices(ReportCluster& cluster, const DraDevices& dra) {
   if (dra.empty()) return;
   std::map<std::string, DraNodeCounts, std::less<>> counts = dra.CountByNode();
   for (NodeFacts& node : cluster.nodes) {
-    auto c = counts.find(node.name);
-    if (c == counts.end()) continue;
-    for (const auto& [resource, count] : c->second.allocatable) {
-      node.allocatable.emplace(resource, count);
-    }
+    if (auto c = counts.find(node.name); c != counts.end()) AddDraCounts(c->second, node);
   }
   std::map<std::string, size_t, std::less<>> index;  // pod key -> position in cluster.pods
   for (size_t i = 0; i < cluster.pods.size(); ++i) index.emplace(cluster.pods[i].key, i);

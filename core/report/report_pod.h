@@ -54,10 +54,10 @@ struct ReportCluster {
 // `items` array, as InventorySnapshot::FromObjects.
 Result<ReportCluster> ReportClusterFromList(const nlohmann::json& list);
 
-// Counts what `dra` holds into `cluster`: each node's allocatable gains what its DRA devices
-// offer (a resource the Node lists keeps the Node's figure), and each device an allocated claim
-// holds is asked by the pod the claim was made for, or, for a claim made for no pod, by a pod
-// of its own on the device's node ("claim <namespace/name>"), so consolidation sees it held.
+// Counts what `dra` holds into `cluster`: each node gains what its DRA devices come to, as in
+// the inventory (AddDraCounts), and each device an allocated claim holds is asked by the pod
+// the claim was made for, or, for a claim made for no pod, by a pod of its own on the device's
+// node ("claim <namespace/name>"), so consolidation sees it held.
 void AddDraDevices(ReportCluster& cluster, const DraDevices& dra);
 
 }  // namespace gpuadmit
