@@ -135,7 +135,7 @@ if wants peer; then
   peer_run openb_pod_list_default.csv "$PEER_SEEDS" default
   peer_run openb_pod_list_gpuspec33.csv "$five" gpuspec33
   peer_run openb_pod_list_multigpu20.csv "$five" multigpu20
-  peer_run openb_pod_list_default.csv "$five" time-sliced --shared-fraction 0.3
+  peer_run openb_pod_list_default.csv "$five" time-sliced --shared-fraction 0.3 --shared-replicas 4
 fi
 
 if wants mig; then

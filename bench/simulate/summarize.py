@@ -85,6 +85,19 @@ def alibaba(out, default_strategy):
 FGD = {42: 0.0019, 43: 0.0008}
 
 
+# run.sh's --shared-replicas: the replicas of each time-sliced GPU.
+SHARED_REPLICAS = 4
+
+
+def time_sliced_floor(run):
+    """The least share of GPUs any policy can leave unallocated at 100% arrived demand when pods
+    ask whole GPUs as created: with X GPUs of demand converted to one replica each, at most
+    min(C - X, C - S) + X / r are allocated (C GPUs, S of them time-sliced, r replicas each),
+    which is largest at X = S."""
+    capacity, shared = run["capacity_gpus"], run["shared_gpus"]
+    return shared * (1 - 1.0 / SHARED_REPLICAS) / capacity
+
+
 def peer(out):
     lists = [("default", "whole-GPU default pod list"), ("gpuspec33", "gpuspec33"),
              ("multigpu20", "multigpu20"), ("time-sliced", "default list, 30% time-sliced")]
@@ -113,6 +126,12 @@ def peer(out):
             print("    %-50s %6.2f%% %6.2f%% - %5.2f%% %5.2fx  placed %5.0f%s" %
                   (name, 100 * statistics.median(u), 100 * min(u), 100 * max(u),
                    statistics.median(u) / base if base else float("nan"), placed, fgd))
+        if key == "time-sliced":
+            floor = statistics.median(time_sliced_floor(r) for r in runs["baseline"])
+            print("    no policy can leave less than %.2f%% (%.2fx the baseline): whole-GPU pods "
+                  "cannot use\n    the time-sliced GPUs, and a pod shared there holds 1/%d of the "
+                  "GPU its demand counts" %
+                  (100 * floor, floor / base if base else float("nan"), SHARED_REPLICAS))
     print()
 
 

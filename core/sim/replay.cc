@@ -176,8 +176,9 @@ Result<ReplayResult> Replay(const json& cluster, std::span<const Arrival> arriva
   for (const SimNode& n : nodes) {
     int64_t replicas = ReplicasPerGpu(*n.facts);
     result.capacity_gpus += GpuEquivalents(n.allocatable.extended, replicas);
-    if (demand_replicas == 0 && Get(n.allocatable.extended, "nvidia.com/gpu.shared") > 0) {
-      demand_replicas = replicas;
+    if (int64_t shared = Get(n.allocatable.extended, "nvidia.com/gpu.shared"); shared > 0) {
+      result.shared_gpus += static_cast<double>(shared) / static_cast<double>(replicas);
+      if (demand_replicas == 0) demand_replicas = replicas;
     }
   }
   auto held = [&](const SimPod& pod, const SimNode& node) {

@@ -71,6 +71,7 @@ struct ReplayResult {
   int preferred_honoured = 0;   // of those, bound to that node
   int64_t counted_twice = 0;    // devices a review counted on beyond what the node has left
   double capacity_gpus = 0;     // every node's GPU resources
+  double shared_gpus = 0;       // of those, the GPUs time-sliced as nvidia.com/gpu.shared replicas
   double demand_gpus = 0;       // the arrived pods' GPU ask, as created
   double allocated_gpus = 0;    // held by bound pods at the end
   std::map<std::string, int> placed_by_resource;  // GPU resource -> pods bound asking for it

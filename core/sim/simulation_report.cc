@@ -83,6 +83,7 @@ json RunJson(const std::string& name, const ReplayResult& r, std::optional<uint6
   out["gpu_pods_placed"] = r.gpu_pods_placed;
   out["gpu_pods_pending"] = r.gpu_pods_arrived - r.gpu_pods_placed;
   out["capacity_gpus"] = r.capacity_gpus;
+  out["shared_gpus"] = r.shared_gpus;
   out["allocated_gpus"] = r.allocated_gpus;
   out["demand_gpus"] = r.demand_gpus;
   out["unallocated_ratio_at_full_demand"] = OrNull(UnallocatedAtFullDemand(r));

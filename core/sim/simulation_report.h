@@ -39,7 +39,8 @@ std::vector<double> AllocatedAtTimeShares(const ReplayResult& result, int points
 std::optional<double> UnallocatedAtFullDemand(const ReplayResult& result);
 
 // One run: {"name", "seed" (when given), "arrived_pods", "placed_pods", "pending_pods",
-// "gpu_pods_placed", "gpu_pods_pending", "capacity_gpus", "allocated_gpus", "demand_gpus",
+// "gpu_pods_placed", "gpu_pods_pending", "capacity_gpus", "shared_gpus" (of the capacity,
+// time-sliced GPUs), "allocated_gpus", "demand_gpus",
 // "unallocated_ratio_at_full_demand", "fallbacks", "sharing_conversions",
 // "preferred_affinity_honoured_ratio", "wait_seconds_p50", "wait_seconds_p99",
 // "wait_seconds_mean", "multi_gpu_wait_seconds_mean" and "_p99" (pods asking more than one

@@ -86,6 +86,11 @@ TEST(AlibabaTrace, NodesBecomeWholeOrTimeSlicedGpuNodes) {
   EXPECT_EQ(first["metadata"]["labels"]["nvidia.com/gpu.replicas"], "4");
   EXPECT_EQ(shared["items"][1]["status"]["allocatable"]["nvidia.com/gpu"], "2");
   EXPECT_EQ(shared["items"][2]["status"]["allocatable"]["nvidia.com/gpu"], "8");
+  // A replay counts the time-sliced node's 8 replicas as its 2 GPUs, and says they are shared.
+  auto replay = Replay(shared, {}, nullptr, ReplayOptions{});
+  ASSERT_TRUE(replay.ok()) << replay.error().message;
+  EXPECT_EQ(replay.value().capacity_gpus, 12);
+  EXPECT_EQ(replay.value().shared_gpus, 2);
 }
 
 TEST(AlibabaTrace, AFractionalPodAsksForAWholeGpuAndKeepsItsShareAndSpec) {
