@@ -24,6 +24,9 @@ Replays, each against the cluster without gpuadmit (the baseline) in the same ru
             them, each with the baseline, the shipped policy and
             manifests/examples/policy-large-cluster.yaml (required pin; and its preferred
             variant with every node scored): median and range, and ratios to the baseline;
+            the shipped policy with first-fit and with fragmentation (GPU pods only, as its
+            manifests send them); the default pod list on every 13th and every 24th node (94
+            and 51 nodes);
   mig       a MIG-only stream (bench/simulate/scale_workload.py --mig-only) on 300 H100 nodes:
             placed pods against the offline oracle's;
   dra       DRA claims on dynamic MIG (tests/fixtures/dra/mixed-cluster.json, 4 nodes of 8
@@ -136,6 +139,18 @@ if wants peer; then
   peer_run openb_pod_list_gpuspec33.csv "$five" gpuspec33
   peer_run openb_pod_list_multigpu20.csv "$five" multigpu20
   peer_run openb_pod_list_default.csv "$five" time-sliced --shared-fraction 0.3 --shared-replicas 4
+  # The shipped policy with the fragmentation strategy instead, as its manifests send it only
+  # GPU pods: why it keeps first-fit.
+  "$GPUADMIT" simulate --trace alibaba-openb --nodes "$NODES_CSV" --pods "$PODS_CSV" \
+    --seed "$PEER_SEEDS" --policy "$POLICY" --strategy first-fit --strategy fragmentation \
+    -o json > "$OUT/peer-gpu-pods-only.json"
+  # Smaller clusters, where kube-scheduler scores every node: every 13th and every 24th node of
+  # the trace (94 and 51 nodes), the default pod list at PEER_SEEDS.
+  for k in 13 24; do
+    awk -v k="$k" 'NR == 1 || (NR - 2) % k == 0' "$NODES_CSV" > "$OUT/nodes-every-$k.csv"
+    "$GPUADMIT" simulate --trace alibaba-openb --nodes "$OUT/nodes-every-$k.csv" --pods "$PODS_CSV" \
+      --seed "$PEER_SEEDS" --policy "$POLICY" --policy "$LARGE" -o json > "$OUT/peer-every-$k.json"
+  done
 fi
 
 if wants mig; then

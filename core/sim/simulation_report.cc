@@ -28,6 +28,13 @@ std::optional<double> Percentile(std::vector<double> values, double p) {
   return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
 }
 
+std::optional<double> Median(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  size_t half = values.size() / 2;
+  return values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
+}
+
 std::optional<double> Mean(const std::vector<double>& values) {
   if (values.empty()) return std::nullopt;
   double sum = 0;
@@ -130,7 +137,7 @@ json SummaryJson(std::span<const json> runs) {
         continue;
       }
       auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-      entry[field] = {{"median", *Percentile(values, 0.5)}, {"min", *lo}, {"max", *hi}};
+      entry[field] = {{"median", *Median(values)}, {"min", *lo}, {"max", *hi}};
     }
     out.push_back(std::move(entry));
   }

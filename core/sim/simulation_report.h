@@ -22,6 +22,10 @@ namespace gpuadmit {
 // The value below which `p` (0-1) of `values` lie, nearest rank; nullopt when empty.
 std::optional<double> Percentile(std::vector<double> values, double p);
 
+// The middle of `values`, the mean of the two middle ones when their count is even (as Python's
+// statistics.median, which the benchmarks use); nullopt when empty.
+std::optional<double> Median(std::vector<double> values);
+
 // The arithmetic mean of `values`; nullopt when empty.
 std::optional<double> Mean(const std::vector<double>& values);
 
