@@ -156,11 +156,14 @@ AdmissionOutcome DecideClaim(const AdmissionRequest& r, const ReviewContext& con
     // Steered as the claim will be stored: after what PlanClaim wrote.
     nlohmann::json planned = r.object.ToJson().patch(d.patch.ToJson());
     // Where the owner's admission counted it: its reservation, found by the key the watch read
-    // from the pod (a pod made from generateName was admitted before it had its name).
+    // from the pod (a pod made from generateName was admitted before it had its name), or,
+    // while the watch has not shown the pod (its claim is made milliseconds after it), by the
+    // name it was admitted under.
     std::string_view key = context.snapshot.ReservationOfClaimPod(owner);
     std::vector<Claim> counted;
-    if (context.reservations != nullptr && !key.empty()) {
-      counted = context.reservations->HeldUnder(key);
+    if (context.reservations != nullptr) {
+      counted =
+          key.empty() ? context.reservations->HeldFor(owner) : context.reservations->HeldUnder(key);
     }
     ClaimDecision s = SteerClaim(planned, context.snapshot, context.policy, counted);
     d.trail.push_back("made for pod " + owner);

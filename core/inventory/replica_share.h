@@ -42,6 +42,9 @@ class ReplicaShare final : public Reservations {
   std::vector<Claim> HeldUnder(std::string_view key) const override {
     return inner_.HeldUnder(key);
   }
+  std::vector<Claim> HeldFor(std::string_view owner) const override {
+    return inner_.HeldFor(owner);
+  }
 
   // This replica's share of `free` devices.
   int64_t Share(int64_t free) const { return free <= 0 ? 0 : free / replicas_; }

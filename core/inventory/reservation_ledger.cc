@@ -42,6 +42,16 @@ std::vector<Claim> ReservationLedger::HeldUnder(std::string_view key) const {
   return it == entries_.end() ? std::vector<Claim>{} : it->second.claims;
 }
 
+std::vector<Claim> ReservationLedger::HeldFor(std::string_view owner) const {
+  const Entry* newest = nullptr;
+  for (const auto& [key, entry] : entries_) {
+    if (entry.owner == owner && (newest == nullptr || entry.expires > newest->expires)) {
+      newest = &entry;
+    }
+  }
+  return newest == nullptr ? std::vector<Claim>{} : newest->claims;
+}
+
 bool ReservationLedger::Holds(std::string_view key, std::string_view owner) const {
   auto it = entries_.find(key);
   return it != entries_.end() && it->second.owner == owner;

@@ -57,6 +57,9 @@ class Reservations {
   // The claims of the live reservation under `key`: where its pod was counted, for the DRA claim
   // made for that pod later. None from a view that keeps none.
   virtual std::vector<Claim> HeldUnder(std::string_view /*key*/) const { return {}; }
+  // The claims of the newest live reservation made for `owner` ("namespace/name"): where a pod
+  // was counted before the watch shows its key. None from a view that keeps none.
+  virtual std::vector<Claim> HeldFor(std::string_view /*owner*/) const { return {}; }
 };
 
 class ReservationLedger {
@@ -86,6 +89,8 @@ class ReservationLedger {
   std::vector<Claim> Totals() const;
   // As Reservations::HeldUnder.
   std::vector<Claim> HeldUnder(std::string_view key) const;
+  // As Reservations::HeldFor: O(live reservations), which last until the watch shows their pods.
+  std::vector<Claim> HeldFor(std::string_view owner) const;
 
  private:
   struct Entry {
@@ -138,6 +143,9 @@ class LedgerReservations final : public Reservations {
   }
   std::vector<Claim> HeldUnder(std::string_view key) const override {
     return ledger_.HeldUnder(key);
+  }
+  std::vector<Claim> HeldFor(std::string_view owner) const override {
+    return ledger_.HeldFor(owner);
   }
   bool Commit(const std::string& key, const std::string& owner,
               const std::vector<Claim>& claims) override {

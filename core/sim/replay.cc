@@ -98,6 +98,9 @@ class ReplicaReservations final : public Reservations {
   std::vector<Claim> HeldUnder(std::string_view key) const override {
     return ledger_.HeldUnder(key);
   }
+  std::vector<Claim> HeldFor(std::string_view owner) const override {
+    return ledger_.HeldFor(owner);
+  }
   bool Commit(const std::string& key, const std::string& owner,
               const std::vector<Claim>& claims) override {
     if (!ledger_.Commit(key, owner, claims, now_)) return false;

@@ -11,7 +11,8 @@ time is up, its claim waited for until gone. Twice, with gpuadmit placing the po
 the claims as written (mig.fallback off), once without and once with steering (dra.steerClaims).
 
   - the claims made for the steered run's pods are pinned (the <prefix>/steered-to annotation,
-    a `-steered` first subrequest), and kube-scheduler allocates the pinned subrequest;
+    a `-steered` first subrequest), and kube-scheduler allocates the pinned subrequest for 19
+    in 20 at least;
   - the pods the real scheduler rejects are, run by run, within 2 of what `gpuadmit simulate
     --drop-unplaced` counts for the same stream and cluster; the figures are printed side by
     side;
@@ -155,8 +156,11 @@ def scenario(plane, args):
                                         real["placed.yaml"]["rejected"]))
     s = real["steered.yaml"]
     check("steered: claims pinned", s["pinned"] > 0, str(s))
-    check("steered: kube-scheduler allocates the pinned subrequest for most pinned claims",
-          s["on_pin"] * 10 >= s["pinned"] * 9, str(s))
+    # Each pod is created once the one before it is bound, so only a watch slower than that
+    # leaves a pin stale: 19 in 20 at least (284 of 284 here; 256 of 285 while a claim made
+    # before the watch showed its pod could be pinned on any node).
+    check("steered: kube-scheduler allocates the pinned subrequest for nearly every pinned claim",
+          s["on_pin"] * 20 >= s["pinned"] * 19, str(s))
     check("placed: no claim pinned", real["placed.yaml"]["pinned"] == 0, str(real["placed.yaml"]))
 
 

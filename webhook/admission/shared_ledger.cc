@@ -45,6 +45,11 @@ std::vector<Claim> SharedLedger::HeldUnder(std::string_view key) const {
   return ledger_.HeldUnder(key);
 }
 
+std::vector<Claim> SharedLedger::HeldFor(std::string_view owner) const {
+  std::shared_lock lock(mu_);
+  return ledger_.HeldFor(owner);
+}
+
 bool SharedLedger::Commit(const std::string& key, const std::string& owner,
                           const std::vector<Claim>& claims) {
   std::lock_guard lock(mu_);
@@ -68,6 +73,12 @@ std::vector<Claim> SharedLedger::Scope::HeldUnder(std::string_view key) const {
   std::shared_lock lock(ledger_.mu_);
   const ReservationLedger* scope = ledger_.Find(name_);
   return scope != nullptr ? scope->HeldUnder(key) : std::vector<Claim>{};
+}
+
+std::vector<Claim> SharedLedger::Scope::HeldFor(std::string_view owner) const {
+  std::shared_lock lock(ledger_.mu_);
+  const ReservationLedger* scope = ledger_.Find(name_);
+  return scope != nullptr ? scope->HeldFor(owner) : std::vector<Claim>{};
 }
 
 bool SharedLedger::Scope::Commit(const std::string& key, const std::string& owner,

@@ -53,6 +53,7 @@ class SharedLedger final : public Reservations {
                      std::string_view except_key) const override;
     bool Holds(std::string_view key, std::string_view owner) const override;
     std::vector<Claim> HeldUnder(std::string_view key) const override;
+    std::vector<Claim> HeldFor(std::string_view owner) const override;
     bool Commit(const std::string& key, const std::string& owner,
                 const std::vector<Claim>& claims) override;
 
@@ -69,6 +70,7 @@ class SharedLedger final : public Reservations {
                    std::string_view except_key) const override;
   bool Holds(std::string_view key, std::string_view owner) const override;
   std::vector<Claim> HeldUnder(std::string_view key) const override;
+  std::vector<Claim> HeldFor(std::string_view owner) const override;
   bool Commit(const std::string& key, const std::string& owner,
               const std::vector<Claim>& claims) override;
   // Every scope's reservations together.

@@ -410,5 +410,42 @@ TEST(ClaimReview, AClaimIsSteeredOnTheNodeItsPodsAdmissionReserved) {
   EXPECT_EQ(steered(other), "");
 }
 
+TEST(ClaimReview, AClaimMadeBeforeTheWatchShowsItsPodIsSteeredOnTheNodeThePodWasAdmittedFor) {
+  // The claim controller makes a pod's claim milliseconds after the pod: the snapshot does not
+  // know the pod yet, so its reservation is found by the name the pod was admitted under.
+  InventorySnapshot s = SnapshotOf(ReadJsonFile("tests/fixtures/dra/dynamic-mig.json"));
+  Policy p;
+  json pod_review = PodReview();
+  pod_review["request"]["object"]["metadata"]["name"] = "trainer-0";
+  pod_review["request"]["name"] = "trainer-0";
+  pod_review["request"]["object"]["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] =
+      "one-1g";
+  json claim = ClaimForPod();
+  claim["request"]["object"]["metadata"]["ownerReferences"][0]["name"] = "trainer-0";
+  auto steered = [&](Reservations& r) {
+    auto answer = Review(claim.dump(), s, p, &r);
+    EXPECT_TRUE(answer.ok());
+    json object = Patched(claim, json::parse(answer.value().body)["response"])["request"]["object"];
+    return object["metadata"]["annotations"].value("gpuadmit.io/steered-to", "");
+  };
+  ReservationLedger ledger(std::chrono::seconds(30));
+  LedgerReservations reservations(ledger);
+  ASSERT_TRUE(Review(pod_review.dump(), s, p, &reservations).ok());
+  ASSERT_EQ(reservations.HeldFor("ml/trainer-0").size(), 1u);
+  EXPECT_EQ(s.ReservationOfClaimPod("ml/trainer-0"), "");
+  EXPECT_EQ(steered(reservations), "gpu: h200-dyn/gpu-1");
+  // Admitted for another node, the same claim is not steered here; the newest reservation of
+  // the pod's name is the one that counts.
+  ReservationLedger other_ledger(std::chrono::seconds(30));
+  ReservationLedger::TimePoint now{};
+  LedgerReservations other(other_ledger, &now);
+  ASSERT_TRUE(
+      other.Commit("uid-old", "ml/trainer-0", {{"h200-dyn", "nvidia.com/mig-1g.10gb", 1, 7}}));
+  now += std::chrono::seconds(1);
+  ASSERT_TRUE(
+      other.Commit("uid-new", "ml/trainer-0", {{"h100-a", "nvidia.com/mig-1g.10gb", 1, 1}}));
+  EXPECT_EQ(steered(other), "");
+}
+
 }  // namespace
 }  // namespace gpuadmit
