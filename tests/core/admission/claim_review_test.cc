@@ -369,6 +369,15 @@ TEST(ClaimReview, AClaimTheSchedulerMadeForAPodsExtendedResourcesIsLeftAsWritten
   }
 }
 
+// The <prefix>/steered-to annotation the review of `claim` writes, "" for none.
+std::string SteeredTo(const json& claim, const InventorySnapshot& s, const Policy& p,
+                      Reservations& reservations) {
+  auto answer = Review(claim.dump(), s, p, &reservations);
+  EXPECT_TRUE(answer.ok());
+  json object = Patched(claim, json::parse(answer.value().body)["response"])["request"]["object"];
+  return object["metadata"]["annotations"].value("gpuadmit.io/steered-to", "");
+}
+
 TEST(ClaimReview, AClaimIsSteeredOnTheNodeItsPodsAdmissionReserved) {
   json cluster = ReadJsonFile("tests/fixtures/dra/dynamic-mig.json");
   Policy p;
@@ -396,12 +405,7 @@ TEST(ClaimReview, AClaimIsSteeredOnTheNodeItsPodsAdmissionReserved) {
   EXPECT_EQ(s.ReservationOfClaimPod("ml/trainer-x7k2p"), key);
   json claim = ClaimForPod();
   claim["request"]["object"]["metadata"]["ownerReferences"][0]["name"] = "trainer-x7k2p";
-  auto steered = [&](Reservations& r) {
-    auto answer = Review(claim.dump(), s, p, &r);
-    EXPECT_TRUE(answer.ok());
-    json object = Patched(claim, json::parse(answer.value().body)["response"])["request"]["object"];
-    return object["metadata"]["annotations"].value("gpuadmit.io/steered-to", "");
-  };
+  auto steered = [&](Reservations& r) { return SteeredTo(claim, s, p, r); };
   EXPECT_EQ(steered(reservations), "gpu: h200-dyn/gpu-1");
   // Had its admission counted it elsewhere, the claim is steered there or not at all.
   ReservationLedger other_ledger(std::chrono::seconds(30));
@@ -422,12 +426,7 @@ TEST(ClaimReview, AClaimMadeBeforeTheWatchShowsItsPodIsSteeredOnTheNodeThePodWas
       "one-1g";
   json claim = ClaimForPod();
   claim["request"]["object"]["metadata"]["ownerReferences"][0]["name"] = "trainer-0";
-  auto steered = [&](Reservations& r) {
-    auto answer = Review(claim.dump(), s, p, &r);
-    EXPECT_TRUE(answer.ok());
-    json object = Patched(claim, json::parse(answer.value().body)["response"])["request"]["object"];
-    return object["metadata"]["annotations"].value("gpuadmit.io/steered-to", "");
-  };
+  auto steered = [&](Reservations& r) { return SteeredTo(claim, s, p, r); };
   ReservationLedger ledger(std::chrono::seconds(30));
   LedgerReservations reservations(ledger);
   ASSERT_TRUE(Review(pod_review.dump(), s, p, &reservations).ok());
