@@ -19,7 +19,7 @@ Replays, each against the cluster without gpuadmit (the baseline) in the same ru
             median and range, and each strategy's ratio to the baseline; the curve of the first
             seed as SVG;
   peer      the placement figures to hold against FGD's (the paper's simulator, run by hand as
-            docs/decision-quality.md says): the whole-GPU default pod list at PEER_SEEDS seeds
+            docs/placement-peer.md says): the whole-GPU default pod list at PEER_SEEDS seeds
             (42-51), then gpuspec33, multigpu20 and 30% time-sliced nodes at the first five of
             them, each with the baseline, the shipped policy and
             manifests/examples/policy-large-cluster.yaml (required pin; and its preferred
