@@ -121,26 +121,26 @@ def peer(out):
                      if name != "baseline"})
         base = statistics.median(r["unallocated_ratio_at_full_demand"] for r in runs["baseline"])
         seeds = sorted(r["seed"] for r in runs["baseline"])
+        # The seeds FGD was run at, of the default list's: every run of it is held against them.
+        fgd_seeds = [s for s in seeds if s in FGD] if key == "default" else []
         print("  %s, seeds %d-%d" % (title, seeds[0], seeds[-1]))
         for name, rs in runs.items():
             u = [r["unallocated_ratio_at_full_demand"] for r in rs]
             per_seed = {r["seed"]: r["unallocated_ratio_at_full_demand"] for r in rs}
             fgd = ""
-            both = [s for s in per_seed if s in FGD]
-            if key == "default" and both:
+            if fgd_seeds:
                 fgd = "  <= FGD at %d of %d seeds" % (
-                    sum(per_seed[s] <= FGD[s] for s in both), len(both))
+                    sum(per_seed[s] <= FGD[s] for s in fgd_seeds), len(fgd_seeds))
             placed = statistics.median(r["placed_pods"] for r in rs)
             print("    %-50s %6.2f%% %6.2f%% - %5.2f%% %5.2fx  placed %5.0f%s" %
                   (name, 100 * statistics.median(u), 100 * min(u), 100 * max(u),
                    statistics.median(u) / base if base else float("nan"), placed, fgd))
-        both = [s for s in seeds if s in FGD]
-        if key == "default" and both:
-            fgd = [FGD[s] for s in both]
-            m = statistics.median(fgd)
+        if fgd_seeds:
+            figures = [FGD[s] for s in fgd_seeds]
+            m = statistics.median(figures)
             print("    %-50s %6.2f%% %6.2f%% - %5.2f%% %5.2fx  (its own simulator, seeds %s)" %
-                  ("FGD", 100 * m, 100 * min(fgd), 100 * max(fgd),
-                   m / base if base else float("nan"), ", ".join(map(str, both))))
+                  ("FGD", 100 * m, 100 * min(figures), 100 * max(figures),
+                   m / base if base else float("nan"), ", ".join(map(str, fgd_seeds))))
         if key == "time-sliced":
             floor = statistics.median(time_sliced_floor(r) for r in runs["baseline"])
             print("    no policy can leave less than %.2f%% (%.2fx the baseline): whole-GPU pods "
